@@ -1,0 +1,47 @@
+// hlowb: the HLO Workbench command line. `hlowb SUBCOMMAND ...`; see `hlowb help`.
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/cli/cli.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hlowb <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  info FILE      module name, header attributes, computations, instruction counts,\n"
+    "                 parameter and root shapes, layouts/schedule/sharding presence\n"
+    "  print FILE     print HLO text [--format=long|short] [-o OUT]\n"
+    "  verify FILE    check shapes and attributes of every instruction\n"
+    "  help           this text\n"
+    "\n"
+    "Every command that reads HLO text accepts --split-input-file (parts separated by\n"
+    "`// -----` lines). FILE may be - for standard input.\n"
+    "Exit codes: 0 success, 1 input error, 2 usage error.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return hlowb::cli::kUsageError;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::cout << kUsage;
+    return hlowb::cli::kOk;
+  }
+  if (command == "--version") {
+    std::cout << "hlowb 0.1.0\n";
+    return hlowb::cli::kOk;
+  }
+  if (command == "info") return hlowb::cli::RunInfo(rest);
+  if (command == "print") return hlowb::cli::RunPrint(rest);
+  if (command == "verify") return hlowb::cli::RunVerify(rest);
+  std::cerr << "hlowb: unknown command '" << command << "'\n\n" << kUsage;
+  return hlowb::cli::kUsageError;
+}

@@ -1,0 +1,60 @@
+// Constant values: a shape plus element storage. Arrays keep one element per ByteWidth() bytes
+// in row-major order (dimension 0 outermost), whatever the shape's layout says; sub-byte types
+// take a byte each (signed ones sign-extended), complex values store real then imaginary.
+// A literal can be "elided" (`{...}` in text): its shape is known but its data is not.
+// This class stores and compares values; text conversion lives in core/text.
+#ifndef HLOWB_CORE_IR_LITERAL_H_
+#define HLOWB_CORE_IR_LITERAL_H_
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/ir/shape.h"
+
+namespace hlowb {
+
+class Literal {
+ public:
+  Literal() = default;
+  // Zero-filled literal of `shape` (tuple elements are created recursively). The caller must
+  // have checked that the element count is reasonable. With allocate=false no element storage
+  // is created (for elided literals, whose data is unknown).
+  explicit Literal(Shape shape, bool allocate = true);
+
+  const Shape& shape() const { return shape_; }
+  bool elided() const { return elided_; }
+  void set_elided(bool elided) { elided_ = elided; }
+
+  int64_t element_count() const { return element_count_; }
+  // Number of scalar components: element_count, doubled for complex types.
+  int64_t component_count() const;
+  int component_bytes() const { return component_bytes_; }
+
+  // Raw bits of component `i` (zero-extended from its storage width).
+  uint64_t GetBits(int64_t i) const;
+  void SetBits(int64_t i, uint64_t bits);
+  // Integer element value with sign extension for signed types.
+  int64_t GetInt(int64_t i) const;
+
+  const std::vector<uint8_t>& data() const { return data_; }
+  std::vector<uint8_t>* mutable_data() { return &data_; }
+
+  const std::vector<Literal>& tuple_elements() const { return tuple_; }
+  std::vector<Literal>* mutable_tuple_elements() { return &tuple_; }
+
+  // Equality of shape (ignoring layout), elision and bits. NaNs compare by bits.
+  bool operator==(const Literal& other) const;
+
+ private:
+  Shape shape_;
+  bool elided_ = false;
+  int64_t element_count_ = 0;
+  int component_bytes_ = 0;
+  std::vector<uint8_t> data_;
+  std::vector<Literal> tuple_;
+};
+
+}  // namespace hlowb
+
+#endif  // HLOWB_CORE_IR_LITERAL_H_

@@ -1,0 +1,949 @@
+#include "core/text/printer.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "core/support/strings.h"
+#include "absl/strings/str_join.h"
+#include "core/ir/float_types.h"
+
+namespace hlowb {
+namespace {
+
+void AppendIntList(const std::vector<int64_t>& v, std::string* out) {
+  out->push_back('{');
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out->push_back(',');
+    StrAppend(out, v[i]);
+  }
+  out->push_back('}');
+}
+
+std::string IntList(const std::vector<int64_t>& v) {
+  std::string s;
+  AppendIntList(v, &s);
+  return s;
+}
+
+std::string BoolList(const std::vector<bool>& v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i) StrAppend(&s, i ? "," : "", v[i] ? "true" : "false");
+  return s + "}";
+}
+
+std::string IotaList(const IotaDeviceList& iota) {
+  std::string s = StrCat("[", absl::StrJoin(iota.dims, ","), "]<=[",
+                               absl::StrJoin(iota.reshape_dims, ","), "]");
+  if (!iota.transpose_perm.empty()) StrAppend(&s, "T(", absl::StrJoin(iota.transpose_perm, ","), ")");
+  return s;
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty()) return false;
+  char c = s[0];
+  if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')) return false;
+  for (char ch : s) {
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          ch == '_' || ch == '.' || ch == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// True when `s` is one balanced {...} block (quotes respected), so it can be printed unquoted
+// and read back unchanged.
+bool IsBalancedDict(std::string_view s) {
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
+  int depth = 0;
+  for (size_t p = 0; p < s.size(); ++p) {
+    char c = s[p];
+    if (c == '"' || c == '\'') {
+      char q = c;
+      ++p;
+      while (p < s.size() && s[p] != q) p += (s[p] == '\\') ? 2 : 1;
+      if (p >= s.size()) return false;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (--depth == 0 && p + 1 != s.size()) return false;
+    }
+  }
+  return depth == 0;
+}
+
+std::string_view EnumName(ComparisonDirection d) {
+  static constexpr std::string_view k[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+  return k[static_cast<int>(d)];
+}
+std::string_view EnumName(ComparisonType t) {
+  static constexpr std::string_view k[] = {"", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
+  return k[static_cast<int>(t)];
+}
+std::string_view EnumName(FusionKind k) {
+  static constexpr std::string_view n[] = {"kLoop", "kInput", "kOutput", "kCustom"};
+  return n[static_cast<int>(k)];
+}
+std::string_view EnumName(FftType t) {
+  static constexpr std::string_view n[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  return n[static_cast<int>(t)];
+}
+std::string_view EnumName(RandomDistribution d) {
+  static constexpr std::string_view n[] = {"", "rng_uniform", "rng_normal"};
+  return n[static_cast<int>(d)];
+}
+std::string_view EnumName(RandomAlgorithm a) {
+  static constexpr std::string_view n[] = {"rng_default", "rng_three_fry", "rng_philox"};
+  return n[static_cast<int>(a)];
+}
+std::string_view EnumName(TriangularTranspose t) {
+  static constexpr std::string_view n[] = {"", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+  return n[static_cast<int>(t)];
+}
+std::string_view EnumName(CustomCallSchedule s) {
+  static constexpr std::string_view n[] = {"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"};
+  return n[static_cast<int>(s)];
+}
+std::string_view EnumName(CustomCallApiVersion v) {
+  static constexpr std::string_view n[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+                                           "API_VERSION_STATUS_RETURNING",
+                                           "API_VERSION_STATUS_RETURNING_UNIFIED",
+                                           "API_VERSION_TYPED_FFI"};
+  return n[static_cast<int>(v)];
+}
+std::string_view EnumName(PaddingType p) {
+  static constexpr std::string_view n[] = {"", "PADDING_VALID", "PADDING_SAME"};
+  return n[static_cast<int>(p)];
+}
+std::string_view EnumName(ConvolutionKind k) {
+  static constexpr std::string_view n[] = {"unset", "fprop", "dgrad", "wgrad"};
+  return n[static_cast<int>(k)];
+}
+std::string_view EnumName(Precision p) {
+  static constexpr std::string_view n[] = {"default", "high", "highest", "packed_nibble"};
+  return n[static_cast<int>(p)];
+}
+std::string_view EnumName(SubgroupType t) {
+  static constexpr std::string_view n[] = {"replicated", "manual", "unreduced", "maximal"};
+  return n[static_cast<int>(t)];
+}
+
+std::string ShapeIndexText(const ShapeIndex& index) { return IntList(index); }
+
+std::string WindowText(const Window& window) {
+  if (window.empty()) return "{}";
+  std::vector<std::string> parts;
+  auto dims = [&](auto get) {
+    std::vector<std::string> v;
+    for (const WindowDimension& d : window) v.push_back(StrCat(get(d)));
+    return absl::StrJoin(v, "x");
+  };
+  auto any = [&](auto pred) {
+    for (const WindowDimension& d : window) {
+      if (pred(d)) return true;
+    }
+    return false;
+  };
+  parts.push_back("size=" + dims([](const WindowDimension& d) { return d.size; }));
+  if (any([](const WindowDimension& d) { return d.stride != 1; })) {
+    parts.push_back("stride=" + dims([](const WindowDimension& d) { return d.stride; }));
+  }
+  if (any([](const WindowDimension& d) { return d.padding_low != 0 || d.padding_high != 0; })) {
+    std::vector<std::string> v;
+    for (const WindowDimension& d : window) v.push_back(StrCat(d.padding_low, "_", d.padding_high));
+    parts.push_back("pad=" + absl::StrJoin(v, "x"));
+  }
+  if (any([](const WindowDimension& d) { return d.base_dilation != 1; })) {
+    parts.push_back("lhs_dilate=" + dims([](const WindowDimension& d) { return d.base_dilation; }));
+  }
+  if (any([](const WindowDimension& d) { return d.window_dilation != 1; })) {
+    parts.push_back("rhs_dilate=" + dims([](const WindowDimension& d) { return d.window_dilation; }));
+  }
+  if (any([](const WindowDimension& d) { return d.window_reversal; })) {
+    parts.push_back("rhs_reversal=" +
+                    dims([](const WindowDimension& d) { return d.window_reversal ? 1 : 0; }));
+  }
+  return "{" + absl::StrJoin(parts, " ") + "}";
+}
+
+std::string DimLabelsText(const ConvolutionDimensionNumbers& d) {
+  auto side = [](int64_t a_dim, char a, int64_t b_dim, char b, const std::vector<int64_t>& spatial) {
+    int64_t rank = 2 + static_cast<int64_t>(spatial.size());
+    rank = std::max({rank, a_dim + 1, b_dim + 1});
+    for (int64_t s : spatial) rank = std::max(rank, s + 1);
+    rank = std::min<int64_t>(rank, 64);
+    std::string s(static_cast<size_t>(rank), '?');
+    if (a_dim >= 0 && a_dim < rank) s[a_dim] = a;
+    if (b_dim >= 0 && b_dim < rank) s[b_dim] = b;
+    for (size_t i = 0; i < spatial.size(); ++i) {
+      if (spatial[i] >= 0 && spatial[i] < rank) s[spatial[i]] = static_cast<char>('0' + i);
+    }
+    return s;
+  };
+  return StrCat(
+      side(d.input_batch_dimension, 'b', d.input_feature_dimension, 'f', d.input_spatial_dimensions),
+      "_",
+      side(d.kernel_input_feature_dimension, 'i', d.kernel_output_feature_dimension, 'o',
+           d.kernel_spatial_dimensions),
+      "->",
+      side(d.output_batch_dimension, 'b', d.output_feature_dimension, 'f',
+           d.output_spatial_dimensions));
+}
+
+std::string PaddingText(const PaddingConfig& p) {
+  bool interior = false;
+  for (const PaddingDimension& d : p) interior |= d.interior != 0;
+  std::vector<std::string> parts;
+  for (const PaddingDimension& d : p) {
+    parts.push_back(interior ? StrCat(d.low, "_", d.high, "_", d.interior)
+                             : StrCat(d.low, "_", d.high));
+  }
+  return absl::StrJoin(parts, "x");
+}
+
+std::string ReplicaGroupsText(const ReplicaGroups& g) {
+  if (g.iota) return IotaList(*g.iota);
+  std::vector<std::string> parts;
+  for (const auto& group : g.groups) parts.push_back(IntList(group));
+  return "{" + absl::StrJoin(parts, ",") + "}";
+}
+
+std::string AliasingText(const std::vector<OutputOperandAlias>& a) {
+  std::vector<std::string> parts;
+  for (const OutputOperandAlias& e : a) {
+    parts.push_back(StrCat(ShapeIndexText(e.output_index), ": (", e.operand, ", ",
+                                 ShapeIndexText(e.operand_index), ")"));
+  }
+  return "{" + absl::StrJoin(parts, ", ") + "}";
+}
+
+std::string FrontendAttributesText(const FrontendAttributes& f) {
+  std::vector<std::string> parts;
+  for (const auto& e : f.entries) {
+    std::string key = IsIdentifier(e.key) ? e.key : QuoteString(e.key);
+    parts.push_back(StrCat(key, "=", e.is_dict && IsBalancedDict(e.value) ? e.value
+                                                                              : QuoteString(e.value)));
+  }
+  return "{" + absl::StrJoin(parts, ",") + "}";
+}
+
+std::string DoubleText(double v) {
+  // Shortest form that reads back to the same double.
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::string s = absl::StrFormat("%.*g", precision, v);
+    if (std::strtod(s.c_str(), nullptr) == v) return s;
+  }
+  return absl::StrFormat("%.17g", v);
+}
+
+std::string FloatText(float v) {
+  for (int precision = 6; precision <= 9; ++precision) {
+    std::string s = absl::StrFormat("%.*g", precision, static_cast<double>(v));
+    if (std::strtof(s.c_str(), nullptr) == v) return s;
+  }
+  return absl::StrFormat("%.9g", static_cast<double>(v));
+}
+
+void AppendComponent(const Literal& lit, PrimitiveType type, int64_t component, std::string* out) {
+  uint64_t bits = lit.GetBits(component);
+  if (IsFloatingPoint(type)) {
+    out->append(FormatFloatBits(type, bits));
+  } else if (IsSignedIntegral(type)) {
+    StrAppend(out, lit.GetInt(component));
+  } else {
+    StrAppend(out, bits);
+  }
+}
+
+void AppendElement(const Literal& lit, int64_t index, bool scalar, std::string* out) {
+  PrimitiveType type = lit.shape().element_type();
+  if (type == PrimitiveType::kPred) {
+    bool v = lit.GetBits(index) != 0;
+    out->append(scalar ? (v ? "true" : "false") : (v ? "1" : "0"));
+  } else if (IsComplex(type)) {
+    PrimitiveType c = ComplexComponentType(type);
+    out->push_back('(');
+    AppendComponent(lit, c, 2 * index, out);
+    out->append(", ");
+    AppendComponent(lit, c, 2 * index + 1, out);
+    out->push_back(')');
+  } else {
+    AppendComponent(lit, type, index, out);
+  }
+}
+
+void AppendLiteralData(const Literal& lit, std::string* out) {
+  const Shape& shape = lit.shape();
+  if (shape.IsTuple()) {
+    if (lit.elided()) {
+      out->append("{...}");
+      return;
+    }
+    out->append("(");
+    for (size_t i = 0; i < lit.tuple_elements().size(); ++i) {
+      if (i) out->append(", ");
+      AppendLiteralData(lit.tuple_elements()[i], out);
+    }
+    out->append(")");
+    return;
+  }
+  if (!shape.IsArray()) return;
+  if (lit.elided()) {
+    out->append("{...}");
+    return;
+  }
+  if (shape.rank() == 0) {
+    AppendElement(lit, 0, true, out);
+    return;
+  }
+  const int rank = shape.rank();
+  int64_t linear = 0;
+  // Iterative nested printing: XLA's spacing is "{ {1, 2}, {3, 4} }" for rank 2 and "{1, 2}"
+  // for rank 1.
+  auto print_dim = [&](auto&& self, int dim) -> void {
+    int64_t n = shape.dimension(dim);
+    if (dim + 1 == rank) {
+      out->push_back('{');
+      for (int64_t i = 0; i < n; ++i) {
+        if (i) out->append(", ");
+        AppendElement(lit, linear++, false, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    out->append("{ ");
+    for (int64_t i = 0; i < n; ++i) {
+      if (i) out->append(", ");
+      self(self, dim + 1);
+    }
+    out->append(n ? " }" : "}");
+  };
+  print_dim(print_dim, 0);
+}
+
+void AppendShardingText(const Sharding& s, std::string* out) {
+  if (s.type == ShardingType::kTuple) {
+    out->push_back('{');
+    for (size_t i = 0; i < s.tuple_elements.size(); ++i) {
+      if (i) out->append(", ");
+      if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", i, "*/");
+      AppendShardingText(s.tuple_elements[i], out);
+    }
+    out->push_back('}');
+    return;
+  }
+  if (s.type == ShardingType::kRaw) {
+    StrAppend(out, "{", s.raw, "}");
+    return;
+  }
+  std::vector<std::string> parts;
+  switch (s.type) {
+    case ShardingType::kReplicated: parts.push_back("replicated"); break;
+    case ShardingType::kManual: parts.push_back("manual"); break;
+    case ShardingType::kUnknown: parts.push_back("unknown"); break;
+    case ShardingType::kUnreduced: parts.push_back("unreduced"); break;
+    case ShardingType::kMaximal:
+      parts.push_back(StrCat("maximal device=", s.devices.empty() ? 0 : s.devices[0]));
+      break;
+    case ShardingType::kTiled:
+      if (s.iota) {
+        parts.push_back("devices=" + IotaList(*s.iota));
+      } else {
+        parts.push_back(StrCat("devices=[", absl::StrJoin(s.tile_dims, ","), "]",
+                                     absl::StrJoin(s.devices, ",")));
+      }
+      break;
+    default:
+      break;
+  }
+  if (s.last_tile_dim_replicate) parts.push_back("last_tile_dim_replicate");
+  if (!s.last_tile_dims.empty()) {
+    std::vector<std::string> t;
+    for (SubgroupType st : s.last_tile_dims) t.push_back(std::string(EnumName(st)));
+    parts.push_back("last_tile_dims={" + absl::StrJoin(t, ", ") + "}");
+  }
+  if (s.shard_group == Sharding::ShardGroup::kAs) parts.push_back(StrCat("shard_as ", s.shard_group_id));
+  if (s.shard_group == Sharding::ShardGroup::kLike) parts.push_back(StrCat("shard_like ", s.shard_group_id));
+  if (s.metadata.size() == 1) {
+    parts.push_back("metadata=" + PrintMetadata(s.metadata[0]));
+  } else if (s.metadata.size() > 1) {
+    std::vector<std::string> m;
+    for (const OpMetadata& md : s.metadata) m.push_back(PrintMetadata(md));
+    parts.push_back("metadata={" + absl::StrJoin(m, ", ") + "}");
+  }
+  StrAppend(out, "{", absl::StrJoin(parts, " "), "}");
+}
+
+class InstructionPrinter {
+ public:
+  InstructionPrinter(const PrintOptions& options, std::string* out) : o_(options), out_(out) {}
+
+  void Print(const Instruction& instr) {
+    const bool long_form = o_.form == PrintOptions::Form::kLong;
+    if (instr.IsRoot()) out_->append("ROOT ");
+    if (long_form) out_->push_back('%');
+    StrAppend(out_, instr.name(), " = ");
+    AppendShape(instr.shape(), true, out_);
+    StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
+    if (instr.opcode() == Opcode::kConstant) {
+      if (instr.literal()) AppendLiteralData(*instr.literal(), out_);
+    } else if (instr.opcode() == Opcode::kParameter) {
+      StrAppend(out_, instr.parameter_number());
+    } else {
+      for (int i = 0; i < instr.operand_count(); ++i) {
+        if (i) out_->append(", ");
+        const Instruction* op = instr.operand(i);
+        if (long_form) {
+          if (i > 0 && i % 5 == 0) StrAppend(out_, "/*index=", i, "*/");
+          AppendShape(op->shape(), true, out_);
+          out_->append(" %");
+        }
+        out_->append(op->name());
+      }
+    }
+    out_->push_back(')');
+    PrintAttributes(instr);
+  }
+
+ private:
+  void Attr(std::string_view name, std::string_view value) {
+    StrAppend(out_, ", ", name, "=", value);
+  }
+  std::string CompName(const Computation* c) const {
+    std::string name = c ? c->name() : std::string("<null>");
+    return o_.form == PrintOptions::Form::kLong ? "%" + name : name;
+  }
+
+  void PrintAttributes(const Instruction& instr) {
+    const Opcode op = instr.opcode();
+    const InstructionAttrs& a = instr.attrs_or_default();
+    const bool has_attrs = instr.attrs() != nullptr;
+
+    // Opcode-specific attributes, in XLA's order where it has one.
+    if (op == Opcode::kGetTupleElement) Attr("index", StrCat(instr.tuple_index()));
+    if (op == Opcode::kIota) Attr("iota_dimension", StrCat(instr.iota_dimension()));
+    if (has_attrs) {
+      if (a.channel_id) Attr("channel_id", StrCat(*a.channel_id));
+      if (a.replica_groups) Attr("replica_groups", ReplicaGroupsText(*a.replica_groups));
+      if (a.constrain_layout) Attr("constrain_layout", "true");
+      if (!a.legacy_mode.empty()) Attr("mode", a.legacy_mode);
+      if (!a.source_target_pairs.empty()) {
+        std::vector<std::string> p;
+        for (const auto& [s, t] : a.source_target_pairs) p.push_back(StrCat("{", s, ",", t, "}"));
+        Attr("source_target_pairs", "{" + absl::StrJoin(p, ",") + "}");
+      }
+      if (!a.permute_slice_sizes.empty()) {
+        std::vector<std::string> p;
+        for (const auto& v : a.permute_slice_sizes) p.push_back(IntList(v));
+        Attr("slice_sizes", "{" + absl::StrJoin(p, ",") + "}");
+      }
+      if (op == Opcode::kReduceScatter && a.use_global_device_ids) {
+        Attr("use_global_device_ids", *a.use_global_device_ids ? "true" : "false");
+      }
+    }
+    if (instr.has_dimensions()) Attr("dimensions", IntList(instr.dimensions()));
+    if (!has_attrs) {
+      PrintCommon(instr);
+      return;
+    }
+    if (op != Opcode::kReduceScatter && a.use_global_device_ids) {
+      Attr("use_global_device_ids", *a.use_global_device_ids ? "true" : "false");
+    }
+    if (op == Opcode::kCompare) {
+      Attr("direction", EnumName(a.comparison_direction));
+      if (a.comparison_type != ComparisonType::kDefault) Attr("type", EnumName(a.comparison_type));
+    }
+    if (op == Opcode::kReducePrecision) {
+      Attr("exponent_bits", StrCat(a.exponent_bits));
+      Attr("mantissa_bits", StrCat(a.mantissa_bits));
+    }
+    if (a.inferred_dimension != -1) Attr("inferred_dimension", StrCat(a.inferred_dimension));
+    if (!a.slice.empty()) {
+      bool strided = false;
+      for (const SliceDimension& d : a.slice) strided |= d.stride != 1;
+      std::vector<std::string> r;
+      for (const SliceDimension& d : a.slice) {
+        r.push_back(strided ? StrCat("[", d.start, ":", d.limit, ":", d.stride, "]")
+                            : StrCat("[", d.start, ":", d.limit, "]"));
+      }
+      Attr("slice", "{" + absl::StrJoin(r, ", ") + "}");
+    }
+    if (a.padding) Attr("padding", PaddingText(*a.padding));
+    if (a.window) Attr("window", WindowText(*a.window));
+    if (a.convolution_dimension_numbers) {
+      Attr("dim_labels", DimLabelsText(*a.convolution_dimension_numbers));
+    }
+    if (a.feature_group_count != 1) Attr("feature_group_count", StrCat(a.feature_group_count));
+    if (a.batch_group_count != 1) Attr("batch_group_count", StrCat(a.batch_group_count));
+    if (a.dot_dimension_numbers) {
+      const DotDimensionNumbers& d = *a.dot_dimension_numbers;
+      if (!d.lhs_batch_dimensions.empty()) Attr("lhs_batch_dims", IntList(d.lhs_batch_dimensions));
+      Attr("lhs_contracting_dims", IntList(d.lhs_contracting_dimensions));
+      if (!d.rhs_batch_dimensions.empty()) Attr("rhs_batch_dims", IntList(d.rhs_batch_dimensions));
+      Attr("rhs_contracting_dims", IntList(d.rhs_contracting_dimensions));
+      if (!d.lhs_ragged_dimensions.empty()) Attr("lhs_ragged_dims", IntList(d.lhs_ragged_dimensions));
+      if (!d.rhs_group_dimensions.empty()) Attr("rhs_group_dims", IntList(d.rhs_group_dimensions));
+    }
+    if (!a.sparsity.empty()) Attr("sparsity", a.sparsity);
+    if (!a.precision_config.operand_precision.empty()) {
+      std::vector<std::string> p;
+      for (Precision x : a.precision_config.operand_precision) p.push_back(std::string(EnumName(x)));
+      Attr("operand_precision", "{" + absl::StrJoin(p, ",") + "}");
+    }
+    if (!a.precision_config.algorithm.empty()) Attr("algorithm", a.precision_config.algorithm);
+    if (a.conv_kind != ConvolutionKind::kUnset) Attr("conv_kind", EnumName(a.conv_kind));
+    if (a.gather_dimension_numbers) {
+      const GatherDimensionNumbers& g = *a.gather_dimension_numbers;
+      Attr("offset_dims", IntList(g.offset_dims));
+      Attr("collapsed_slice_dims", IntList(g.collapsed_slice_dims));
+      Attr("start_index_map", IntList(g.start_index_map));
+      if (!g.operand_batching_dims.empty()) Attr("operand_batching_dims", IntList(g.operand_batching_dims));
+      if (!g.start_indices_batching_dims.empty()) {
+        Attr("start_indices_batching_dims", IntList(g.start_indices_batching_dims));
+      }
+      Attr("index_vector_dim", StrCat(g.index_vector_dim));
+    }
+    if (a.scatter_dimension_numbers) {
+      const ScatterDimensionNumbers& s = *a.scatter_dimension_numbers;
+      Attr("update_window_dims", IntList(s.update_window_dims));
+      Attr("inserted_window_dims", IntList(s.inserted_window_dims));
+      Attr("scatter_dims_to_operand_dims", IntList(s.scatter_dims_to_operand_dims));
+      if (!s.input_batching_dims.empty()) Attr("input_batching_dims", IntList(s.input_batching_dims));
+      if (!s.scatter_indices_batching_dims.empty()) {
+        Attr("scatter_indices_batching_dims", IntList(s.scatter_indices_batching_dims));
+      }
+      Attr("index_vector_dim", StrCat(s.index_vector_dim));
+    }
+    if (!a.slice_sizes.empty() || op == Opcode::kGather || op == Opcode::kDynamicSlice) {
+      if (op == Opcode::kDynamicSlice) {
+        Attr("dynamic_slice_sizes", IntList(a.slice_sizes));
+      } else {
+        Attr("slice_sizes", IntList(a.slice_sizes));
+      }
+    }
+    if (a.indices_are_sorted) Attr("indices_are_sorted", "true");
+    if (a.unique_indices) Attr("unique_indices", "true");
+    if (op == Opcode::kFusion) {
+      Attr("kind", EnumName(a.fusion_kind));
+    }
+    if (!a.output_operand_aliasing.empty()) {
+      Attr("output_to_operand_aliasing", AliasingText(a.output_operand_aliasing));
+    }
+    if (!a.custom_call_target.empty() || op == Opcode::kCustomCall) {
+      Attr("custom_call_target", QuoteString(a.custom_call_target));
+    }
+    if (a.custom_call_has_side_effect) Attr("custom_call_has_side_effect", "true");
+    if (a.operand_layout_constraints) {
+      std::vector<std::string> s;
+      for (const Shape& sh : *a.operand_layout_constraints) s.push_back(PrintShape(sh));
+      Attr("operand_layout_constraints", "{" + absl::StrJoin(s, ", ") + "}");
+    }
+    if (a.custom_call_literal) Attr("literal", PrintShapedLiteral(*a.custom_call_literal));
+    if (a.padding_type != PaddingType::kInvalid) Attr("padding_type", EnumName(a.padding_type));
+    if (a.schedule != CustomCallSchedule::kNone) Attr("schedule", EnumName(a.schedule));
+    if (a.api_version != CustomCallApiVersion::kOriginal) Attr("api_version", EnumName(a.api_version));
+    if (op == Opcode::kFft) {
+      Attr("fft_type", EnumName(a.fft_type));
+      Attr("fft_length", IntList(a.fft_length));
+    } else if (!a.fft_length.empty()) {
+      Attr("fft_length", IntList(a.fft_length));
+    }
+    if (a.left_side) Attr("left_side", "true");
+    if (a.lower) Attr("lower", "true");
+    if (a.unit_diagonal) Attr("unit_diagonal", "true");
+    if (a.transpose_a != TriangularTranspose::kInvalid) Attr("transpose_a", EnumName(a.transpose_a));
+    if (op == Opcode::kBatchNormGrad || op == Opcode::kBatchNormInference ||
+        op == Opcode::kBatchNormTraining) {
+      Attr("epsilon", FloatText(a.epsilon));
+      Attr("feature_index", StrCat(a.feature_index));
+    }
+    if (a.distribution != RandomDistribution::kInvalid) Attr("distribution", EnumName(a.distribution));
+    if (op == Opcode::kRngBitGenerator) Attr("algorithm", EnumName(a.rng_algorithm));
+    if (op == Opcode::kRngGetAndUpdateState) Attr("delta", StrCat(a.delta));
+    if (!a.infeed_config.empty()) Attr("infeed_config", QuoteString(a.infeed_config));
+    if (a.outfeed_shape) Attr("outfeed_shape", PrintShape(*a.outfeed_shape));
+    if (!a.outfeed_config.empty()) Attr("outfeed_config", QuoteString(a.outfeed_config));
+    if (a.is_host_transfer) Attr("is_host_transfer", "true");
+    if (a.cross_program_prefetch_index) {
+      Attr("cross_program_prefetch_index", StrCat(*a.cross_program_prefetch_index));
+    }
+    if (op == Opcode::kTopK) {
+      Attr("k", StrCat(a.k));
+      Attr("largest", a.largest ? "true" : "false");
+    }
+    if (a.num_carries != 0) Attr("num_carries", StrCat(a.num_carries));
+    if (a.is_reverse) Attr("is_reverse", "true");
+    if (a.is_associative != TriState::kUnspecified) {
+      Attr("is_associative", a.is_associative == TriState::kTrue ? "true" : "false");
+    }
+    if (a.is_stable) Attr("is_stable", "true");
+    if (!a.async_execution_thread.empty()) {
+      Attr("async_execution_thread", QuoteString(a.async_execution_thread));
+    }
+    if (op == Opcode::kDomain) {
+      std::vector<std::string> d;
+      d.push_back("kind=" + QuoteString(a.domain_kind));
+      if (a.domain_entry_sharding) d.push_back("entry=" + PrintSharding(*a.domain_entry_sharding));
+      if (a.domain_exit_sharding) d.push_back("exit=" + PrintSharding(*a.domain_exit_sharding));
+      Attr("domain", "{" + absl::StrJoin(d, ", ") + "}");
+    }
+    if (!a.parameter_replication.empty()) Attr("parameter_replication", BoolList(a.parameter_replication));
+    for (const auto& [name, value] : a.unknown) Attr(name, value);
+    PrintCommon(instr);
+  }
+
+  void PrintCalled(const Instruction& instr) {
+    const auto& called = instr.called_computations();
+    if (called.empty()) return;
+    const InstructionAttrs& a = instr.attrs_or_default();
+    switch (instr.opcode()) {
+      case Opcode::kWhile:
+        if (called.size() == 2) {
+          Attr("condition", CompName(called[0]));
+          Attr("body", CompName(called[1]));
+          return;
+        }
+        break;
+      case Opcode::kSelectAndScatter:
+        if (called.size() == 2) {
+          Attr("select", CompName(called[0]));
+          Attr("scatter", CompName(called[1]));
+          return;
+        }
+        break;
+      case Opcode::kConditional:
+        if (instr.operand_count() > 0 &&
+            instr.operand(0)->shape().element_type() == PrimitiveType::kPred && called.size() == 2) {
+          Attr("true_computation", CompName(called[0]));
+          Attr("false_computation", CompName(called[1]));
+          return;
+        }
+        {
+          std::vector<std::string> names;
+          for (const Computation* c : called) names.push_back(CompName(c));
+          Attr("branch_computations", "{" + absl::StrJoin(names, ", ") + "}");
+        }
+        return;
+      case Opcode::kFusion:
+      case Opcode::kAsyncStart:
+        if (called.size() == 1) {
+          Attr("calls", CompName(called[0]));
+          return;
+        }
+        break;
+      default:
+        break;
+    }
+    if (called.size() == 1 && !a.called_computations_as_list) {
+      Attr("to_apply", CompName(called[0]));
+      return;
+    }
+    std::vector<std::string> names;
+    for (const Computation* c : called) names.push_back(CompName(c));
+    Attr("called_computations", "{" + absl::StrJoin(names, ", ") + "}");
+  }
+
+  void PrintCommon(const Instruction& instr) {
+    const InstructionAttrs& a = instr.attrs_or_default();
+    PrintCalled(instr);
+    if (a.is_composite) Attr("is_composite", "true");
+    if (instr.sharding()) Attr("sharding", PrintSharding(*instr.sharding()));
+    if (instr.frontend_attributes() && !instr.frontend_attributes()->entries.empty()) {
+      Attr("frontend_attributes", FrontendAttributesText(*instr.frontend_attributes()));
+    }
+    if (!instr.control_predecessors().empty()) {
+      std::vector<std::string> names;
+      for (const Instruction* p : instr.control_predecessors()) {
+        names.push_back((o_.form == PrintOptions::Form::kLong ? "%" : "") + p->name());
+      }
+      Attr("control-predecessors", "{" + absl::StrJoin(names, ", ") + "}");
+    }
+    if (a.statistics) {
+      std::vector<std::string> s;
+      s.push_back(StrCat("visualizing_index=", a.statistics->visualizing_index));
+      for (const Statistic& st : a.statistics->statistics) {
+        s.push_back(StrCat(st.name, "=", DoubleText(st.value)));
+      }
+      Attr("statistics", "{" + absl::StrJoin(s, ",") + "}");
+    }
+    if (a.result_accuracy) {
+      const ResultAccuracy& r = *a.result_accuracy;
+      if (r.mode == ResultAccuracy::Mode::kTolerance) {
+        Attr("result_accuracy", StrCat("{tolerance={atol=", DoubleText(r.atol), ",rtol=",
+                                             DoubleText(r.rtol), ",ulps=", r.ulps, "}}"));
+      } else {
+        Attr("result_accuracy", r.mode == ResultAccuracy::Mode::kHighest ? "{mode=highest}"
+                                                                         : "{mode=default}");
+      }
+    }
+    if (!a.origin.empty()) Attr("origin", a.origin);
+    if (o_.print_metadata && instr.metadata() && !instr.metadata()->empty()) {
+      Attr("metadata", PrintMetadata(*instr.metadata()));
+    }
+    if (o_.print_backend_config && !instr.backend_config().empty()) {
+      const std::string& bc = instr.backend_config();
+      Attr("backend_config", IsBalancedDict(bc) ? bc : QuoteString(bc));
+    }
+  }
+
+  const PrintOptions& o_;
+  std::string* out_;
+};
+
+void AppendComputation(const Computation& comp, const PrintOptions& options, std::string* out) {
+  const bool long_form = options.form == PrintOptions::Form::kLong;
+  if (comp.is_entry()) out->append("ENTRY ");
+  if (long_form) {
+    StrAppend(out, "%", comp.name(), " (");
+    bool first = true;
+    for (const Instruction* p : comp.parameters()) {
+      if (!p) continue;
+      if (!first) out->append(", ");
+      first = false;
+      StrAppend(out, p->name(), ": ");
+      AppendShape(p->shape(), false, out);
+    }
+    out->append(") -> ");
+    if (comp.root()) AppendShape(comp.root()->shape(), false, out);
+    out->append(" {\n");
+  } else {
+    StrAppend(out, comp.name(), " {\n");
+  }
+  InstructionPrinter printer(options, out);
+  for (const Instruction* instr : comp.instructions()) {
+    out->append("  ");
+    printer.Print(*instr);
+    out->push_back('\n');
+  }
+  out->push_back('}');
+  if (!comp.execution_thread().empty()) {
+    StrAppend(out, ", execution_thread=", QuoteString(comp.execution_thread()));
+  }
+}
+
+}  // namespace
+
+std::string QuoteString(std::string_view s) {
+  return StrCat("\"", absl::CEscape(absl::string_view(s.data(), s.size())), "\"");
+}
+
+void AppendShape(const Shape& shape, bool print_layout, std::string* out) {
+  if (shape.IsTuple()) {
+    out->push_back('(');
+    for (int i = 0; i < shape.tuple_count(); ++i) {
+      if (i) out->append(", ");
+      if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", i, "*/");
+      AppendShape(shape.tuple_shape(i), print_layout, out);
+    }
+    out->push_back(')');
+    return;
+  }
+  if (shape.IsBuffer()) {
+    out->append("b(");
+    if (shape.tuple_count() == 1) AppendShape(shape.tuple_shape(0), print_layout, out);
+    out->push_back(')');
+    return;
+  }
+  out->append(PrimitiveTypeName(shape.element_type()));
+  out->push_back('[');
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (i) out->push_back(',');
+    if (shape.is_unbounded_dimension(i)) {
+      out->push_back('?');
+      continue;
+    }
+    if (shape.is_dynamic_dimension(i)) out->append("<=");
+    StrAppend(out, shape.dimension(i));
+  }
+  out->push_back(']');
+  if (print_layout && shape.has_layout()) out->append(PrintLayout(shape.layout()));
+}
+
+std::string PrintShape(const Shape& shape, bool print_layout) {
+  std::string s;
+  AppendShape(shape, print_layout, &s);
+  return s;
+}
+
+std::string PrintLayout(const Layout& l) {
+  std::string s = "{";
+  s += absl::StrJoin(l.minor_to_major, ",");
+  if (!l.HasOnlyMinorToMajor()) {
+    s += ":";
+    if (!l.dim_levels.empty()) {
+      std::vector<std::string> d;
+      for (const DimLevel& level : l.dim_levels) {
+        static constexpr char kTypes[] = {'D', 'C', 'S', 'H'};
+        std::string x(1, kTypes[static_cast<int>(level.type)]);
+        if (!level.unique) x += "+";
+        if (!level.ordered) x += "~";
+        d.push_back(x);
+      }
+      StrAppend(&s, "D(", absl::StrJoin(d, ","), ")");
+    }
+    if (!l.tiles.empty()) {
+      s += "T";
+      for (const Tile& t : l.tiles) {
+        std::vector<std::string> d;
+        for (int64_t v : t.dimensions) {
+          d.push_back(v == Tile::kCombineDimension ? "*" : StrCat(v));
+        }
+        StrAppend(&s, "(", absl::StrJoin(d, ","), ")");
+      }
+    }
+    if (l.tail_padding_alignment_in_elements != 1) {
+      StrAppend(&s, "L(", l.tail_padding_alignment_in_elements, ")");
+    }
+    if (l.index_primitive_type != PrimitiveType::kInvalid) {
+      StrAppend(&s, "#(", PrimitiveTypeName(l.index_primitive_type), ")");
+    }
+    if (l.pointer_primitive_type != PrimitiveType::kInvalid) {
+      StrAppend(&s, "*(", PrimitiveTypeName(l.pointer_primitive_type), ")");
+    }
+    if (l.element_size_in_bits != 0) StrAppend(&s, "E(", l.element_size_in_bits, ")");
+    if (l.memory_space != 0) StrAppend(&s, "S(", l.memory_space, ")");
+    if (!l.split_configs.empty()) {
+      s += "SC";
+      for (const SplitConfig& c : l.split_configs) {
+        StrAppend(&s, "(", c.dimension, ":", absl::StrJoin(c.split_indices, ","), ")");
+      }
+    }
+    if (l.physical_shape) StrAppend(&s, "P(", PrintShape(*l.physical_shape), ")");
+    if (l.dynamic_shape_metadata_prefix_bytes != 0) {
+      StrAppend(&s, "M(", l.dynamic_shape_metadata_prefix_bytes, ")");
+    }
+  }
+  return s + "}";
+}
+
+std::string PrintLiteralData(const Literal& literal) {
+  std::string s;
+  AppendLiteralData(literal, &s);
+  return s;
+}
+
+std::string PrintShapedLiteral(const Literal& literal) {
+  return StrCat(PrintShape(literal.shape()), " ", PrintLiteralData(literal));
+}
+
+std::string PrintSharding(const Sharding& sharding) {
+  std::string s;
+  AppendShardingText(sharding, &s);
+  return s;
+}
+
+std::string PrintMetadata(const OpMetadata& m) {
+  std::vector<std::string> parts;
+  if (!m.op_type.empty()) parts.push_back("op_type=" + QuoteString(m.op_type));
+  if (!m.op_name.empty()) parts.push_back("op_name=" + QuoteString(m.op_name));
+  if (!m.source_file.empty()) parts.push_back("source_file=" + QuoteString(m.source_file));
+  if (m.source_line != 0) parts.push_back(StrCat("source_line=", m.source_line));
+  if (m.source_end_line != 0) parts.push_back(StrCat("source_end_line=", m.source_end_line));
+  if (m.source_column != 0) parts.push_back(StrCat("source_column=", m.source_column));
+  if (m.source_end_column != 0) parts.push_back(StrCat("source_end_column=", m.source_end_column));
+  if (!m.profile_type.empty()) parts.push_back("profile_type=" + IntList(m.profile_type));
+  if (!m.deduplicated_name.empty()) parts.push_back("deduplicated_name=" + QuoteString(m.deduplicated_name));
+  if (m.preserve_layout) parts.push_back("preserve_layout=true");
+  if (!m.scheduling_name.empty()) parts.push_back("scheduling_name=" + QuoteString(m.scheduling_name));
+  if (m.stack_frame_id != 0) parts.push_back(StrCat("stack_frame_id=", m.stack_frame_id));
+  return "{" + absl::StrJoin(parts, " ") + "}";
+}
+
+std::string PrintInstruction(const Instruction& instr, const PrintOptions& options) {
+  std::string s;
+  InstructionPrinter(options, &s).Print(instr);
+  return s;
+}
+
+std::string PrintComputation(const Computation& comp, const PrintOptions& options) {
+  std::string s;
+  AppendComputation(comp, options, &s);
+  return s;
+}
+
+void AppendModule(const Module& module, const PrintOptions& options, std::string* out) {
+  const ModuleConfig& c = module.config();
+  StrAppend(out, "HloModule ", module.name());
+  if (c.is_scheduled) out->append(", is_scheduled=true");
+  if (c.has_input_output_alias) {
+    std::vector<std::string> e;
+    for (const InputOutputAlias& a : c.input_output_alias) {
+      e.push_back(StrCat(ShapeIndexText(a.output_index), ": (", a.parameter_number, ", ",
+                               ShapeIndexText(a.parameter_index), ", ",
+                               a.must_alias ? "must-alias" : "may-alias", ")"));
+    }
+    StrAppend(out, ", input_output_alias={ ", absl::StrJoin(e, ", "), e.empty() ? "}" : " }");
+  }
+  if (c.has_buffer_donor) {
+    std::vector<std::string> e;
+    for (const BufferDonor& d : c.buffer_donors) {
+      e.push_back(StrCat("(", d.parameter_number, ", ", ShapeIndexText(d.parameter_index), ")"));
+    }
+    StrAppend(out, ", buffer_donor={ ", absl::StrJoin(e, ", "), e.empty() ? "}" : " }");
+  }
+  if (c.alias_passthrough_params) out->append(", alias_passthrough_params=true");
+  if (c.entry_computation_layout) {
+    std::vector<std::string> p;
+    for (const Shape& s : c.entry_computation_layout->parameters) p.push_back(PrintShape(s));
+    StrAppend(out, ", entry_computation_layout={(", absl::StrJoin(p, ", "), ")->",
+                    PrintShape(c.entry_computation_layout->result), "}");
+  }
+  auto bools = [&](std::string_view name, const std::vector<bool>& v) {
+    if (v.size() == 1 && !v[0]) return;
+    if (v.size() == 1) {
+      StrAppend(out, ", ", name, "=true");
+    } else {
+      StrAppend(out, ", ", name, "=", BoolList(v));
+    }
+  };
+  bools("allow_spmd_sharding_propagation_to_parameters",
+        c.allow_spmd_sharding_propagation_to_parameters);
+  bools("allow_spmd_sharding_propagation_to_output", c.allow_spmd_sharding_propagation_to_output);
+  if (c.replica_count != 1) StrAppend(out, ", replica_count=", c.replica_count);
+  if (c.num_partitions != 1) StrAppend(out, ", num_partitions=", c.num_partitions);
+  if (!c.frontend_attributes.entries.empty()) {
+    StrAppend(out, ", frontend_attributes=", FrontendAttributesText(c.frontend_attributes));
+  }
+  if (!c.origin_recovery_table.empty()) {
+    StrAppend(out, ", origin_recovery_table=", c.origin_recovery_table);
+  }
+  for (const auto& [name, value] : c.unknown) StrAppend(out, ", ", name, "=", value);
+  out->push_back('\n');
+  const StackFrameIndex& sf = module.stack_frames();
+  if (!sf.empty()) {
+    out->append("\nFileNames\n");
+    for (size_t i = 0; i < sf.file_names.size(); ++i) {
+      StrAppend(out, i + 1, " ", QuoteString(sf.file_names[i]), "\n");
+    }
+    out->append("FunctionNames\n");
+    for (size_t i = 0; i < sf.function_names.size(); ++i) {
+      StrAppend(out, i + 1, " ", QuoteString(sf.function_names[i]), "\n");
+    }
+    out->append("FileLocations\n");
+    for (size_t i = 0; i < sf.file_locations.size(); ++i) {
+      const FileLocation& l = sf.file_locations[i];
+      StrAppend(out, i + 1, " {file_name_id=", l.file_name_id, " function_name_id=",
+                      l.function_name_id, " line=", l.line, " end_line=", l.end_line,
+                      " column=", l.column, " end_column=", l.end_column, "}\n");
+    }
+    out->append("StackFrames\n");
+    for (size_t i = 0; i < sf.stack_frames.size(); ++i) {
+      const StackFrame& f = sf.stack_frames[i];
+      StrAppend(out, i + 1, " {file_location_id=", f.file_location_id,
+                      " parent_frame_id=", f.parent_frame_id + 1, "}\n");
+    }
+  }
+  out->push_back('\n');
+  for (const auto& comp : module.computations()) {
+    AppendComputation(*comp, options, out);
+    out->append("\n\n");
+  }
+}
+
+std::string PrintModule(const Module& module, const PrintOptions& options) {
+  std::string s;
+  s.reserve(static_cast<size_t>(module.instruction_count()) * 96 + 256);
+  AppendModule(module, options, &s);
+  return s;
+}
+
+}  // namespace hlowb

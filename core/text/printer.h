@@ -1,0 +1,48 @@
+// Writes modules, computations, instructions, shapes and literals as HLO text, in the long form
+// that current XLA dumps (`%` sigils, operand shapes, signatures) or the short form. Output is
+// deterministic and re-parses to an equal module; nothing parsed is dropped (large constants
+// are printed in full unless they were elided in the input).
+#ifndef HLOWB_CORE_TEXT_PRINTER_H_
+#define HLOWB_CORE_TEXT_PRINTER_H_
+
+#include <string>
+
+#include "core/ir/literal.h"
+#include "core/ir/module.h"
+#include "core/ir/shape.h"
+
+namespace hlowb {
+
+struct PrintOptions {
+  enum class Form { kLong, kShort };
+  Form form = Form::kLong;
+  bool print_metadata = true;
+  bool print_backend_config = true;
+
+  static PrintOptions Long() { return PrintOptions(); }
+  static PrintOptions Short() {
+    PrintOptions o;
+    o.form = Form::kShort;
+    return o;
+  }
+};
+
+std::string PrintModule(const Module& module, const PrintOptions& options = {});
+void AppendModule(const Module& module, const PrintOptions& options, std::string* out);
+std::string PrintComputation(const Computation& comp, const PrintOptions& options = {});
+std::string PrintInstruction(const Instruction& instr, const PrintOptions& options = {});
+std::string PrintShape(const Shape& shape, bool print_layout = true);
+void AppendShape(const Shape& shape, bool print_layout, std::string* out);
+std::string PrintLayout(const Layout& layout);
+// Literal data only, as inside constant(...): "{1, 2}", "(1, 2)" for complex scalars, ...
+std::string PrintLiteralData(const Literal& literal);
+// Shape then data: "f32[2]{0} {1, 2}".
+std::string PrintShapedLiteral(const Literal& literal);
+std::string PrintSharding(const Sharding& sharding);
+std::string PrintMetadata(const OpMetadata& metadata);
+// C-escaped, quoted.
+std::string QuoteString(std::string_view s);
+
+}  // namespace hlowb
+
+#endif  // HLOWB_CORE_TEXT_PRINTER_H_
