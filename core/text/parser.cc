@@ -59,8 +59,10 @@ class Parser {
   std::string Got() const {
     const Token& t = lex_.tok();
     if (t.kind == TokKind::kEof) return "got end of input";
+    std::string_view name = TokKindName(t.kind);
+    if (!name.empty() && name.front() == '\'') return StrCat("got ", name);
     std::string_view shown = lex_.text().substr(t.offset, std::min<size_t>(t.end - t.offset, 40));
-    return StrCat("got ", TokKindName(t.kind), " '", std::string(shown), "'");
+    return StrCat("got ", name, " '", std::string(shown), "'");
   }
   bool Expected(std::string_view what) { return Error(StrCat("expected ", what, ", ", Got())); }
   absl::Status MakeStatus() const;
@@ -98,6 +100,14 @@ class Parser {
   bool ParseInstructionList(Computation* comp, bool inline_body);
   bool ParseInstruction(Computation* comp, absl::flat_hash_map<std::string_view, Instruction*>* names,
                         std::vector<PendingOperand>* pending, Instruction** out, bool* is_root);
+  // From the optional result shape on: `[shape] opcode(operands), attributes`. Nested operand
+  // instructions (`add(f32[] parameter(0), ...)`) come through here with nested=true, already
+  // holding the shape parsed by the operand list, and may not carry attributes.
+  bool ParseInstructionBody(Computation* comp,
+                            absl::flat_hash_map<std::string_view, Instruction*>* names,
+                            std::vector<PendingOperand>* pending, std::string name,
+                            size_t name_offset, bool nested, Shape* nested_shape,
+                            bool nested_has_shape, Instruction** out);
   bool ParseAttribute(Instruction* instr, std::string_view name, size_t name_offset);
   bool ParseComputationRef(Instruction* instr);
   bool ParseComputationRefList(Instruction* instr);
@@ -524,11 +534,26 @@ bool Parser::ParseInstruction(Computation* comp,
                                              "' is already defined in computation '",
                                              comp->name(), "'"));
   }
+  return ParseInstructionBody(comp, names, pending, std::string(name), name_offset, false,
+                              nullptr, false, out);
+}
+
+bool Parser::ParseInstructionBody(Computation* comp,
+                                  absl::flat_hash_map<std::string_view, Instruction*>* names,
+                                  std::vector<PendingOperand>* pending, std::string name,
+                                  size_t name_offset, bool nested, Shape* nested_shape,
+                                  bool nested_has_shape, Instruction** out) {
+  if (!Deeper()) return false;
+  DepthGuard guard(&depth_);
+  (void)name_offset;
   // Optional result shape.
   Shape shape;
   bool has_shape = false;
-  if (lex_.kind() == TokKind::kPrimType || lex_.kind() == TokKind::kLparen ||
-      (AtIdent("b") && lex_.text().substr(lex_.tok().end, 1) == "(")) {
+  if (nested) {
+    has_shape = nested_has_shape;
+    if (has_shape) shape = std::move(*nested_shape);
+  } else if (lex_.kind() == TokKind::kPrimType || lex_.kind() == TokKind::kLparen ||
+             (AtIdent("b") && lex_.text().substr(lex_.tok().end, 1) == "(")) {
     if (!ParseShape(&shape)) return false;
     has_shape = true;
   }
@@ -544,8 +569,14 @@ bool Parser::ParseInstruction(Computation* comp,
                                                "' needs its result shape before the opcode"));
   }
   lex_.Next();
+  if (nested) {
+    // Generated names: <opcode>.anon, then .anon.1, .anon.2, ... within the computation.
+    std::string base = StrCat(opcode_text, ".anon");
+    name = base;
+    for (int n = 1; names->contains(name); ++n) name = StrCat(base, ".", n);
+  }
   Instruction* instr =
-      module_->NewInstruction(*opcode, std::string(name), module_->InternShape(shape));
+      module_->NewInstruction(*opcode, std::move(name), module_->InternShape(shape));
   if (!Expect(TokKind::kLparen, "'(' after the opcode")) return false;
   if (*opcode == Opcode::kConstant) {
     if (!has_shape) return Error("constant needs a result shape");
@@ -559,10 +590,24 @@ bool Parser::ParseInstruction(Computation* comp,
     instr->set_index(number);
   } else {
     while (lex_.kind() != TokKind::kRparen) {
-      // Operands: [shape] name. Inline shapes are checked by the verifier, not kept.
+      // Operands: [shape] name, or a nested instruction [shape] opcode(...). Inline operand
+      // shapes of named operands are informational; the definition's shape is what counts.
+      Shape operand_shape;
+      bool operand_has_shape = false;
       if (lex_.kind() == TokKind::kPrimType || lex_.kind() == TokKind::kLparen) {
-        Shape ignored;
-        if (!ParseShape(&ignored)) return false;
+        if (!ParseShape(&operand_shape)) return false;
+        operand_has_shape = true;
+      }
+      if (lex_.kind() == TokKind::kIdent && lex_.text().substr(lex_.tok().end, 1) == "(" &&
+          ParseOpcode(lex_.tok().text)) {
+        Instruction* inner = nullptr;
+        if (!ParseInstructionBody(comp, names, pending, "", lex_.tok().offset, true,
+                                  &operand_shape, operand_has_shape, &inner)) {
+          return false;
+        }
+        instr->mutable_operands()->push_back(inner);
+        if (!TryConsume(TokKind::kComma)) break;
+        continue;
       }
       if (lex_.kind() != TokKind::kName && lex_.kind() != TokKind::kIdent) {
         return Expected("an operand name");
@@ -581,7 +626,7 @@ bool Parser::ParseInstruction(Computation* comp,
   if (!Expect(TokKind::kRparen, "')' or ',' in the operand list")) return false;
   // Attributes.
   absl::flat_hash_map<std::string_view, bool> seen;
-  while (lex_.kind() == TokKind::kComma) {
+  while (!nested && lex_.kind() == TokKind::kComma) {
     lex_.Next();
     if (lex_.kind() != TokKind::kAttrName) {
       return Expected("an attribute 'name=value' after ','");
@@ -1995,9 +2040,9 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* lit) {
   // satisfied; refusing early keeps hostile shapes from allocating.
   size_t remaining = lex_.text().size() - lex_.tok().offset;
   if (count < 0 || static_cast<uint64_t>(count) > remaining) {
-    return Error(StrCat("constant of shape with ", count < 0 ? std::string("overflowing")
-                                                                  : StrCat(count),
-                              " elements cannot be given by the remaining text"));
+    if (count < 0) return Error("the constant's element count overflows 64 bits");
+    return Error(StrCat("the constant has ", count,
+                        " elements, more than the remaining text can hold"));
   }
   *lit = Literal(shape);
   return ParseLiteralElements(shape, lit);
