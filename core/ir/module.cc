@@ -111,8 +111,7 @@ Computation* Module::FindComputation(const std::string& name) const {
 }
 
 Instruction* Module::NewInstruction(Opcode opcode, std::string name, const Shape* shape) {
-  instruction_pool_.emplace_back(opcode, std::move(name), shape);
-  Instruction* instr = &instruction_pool_.back();
+  Instruction* instr = instruction_pool_.Create(opcode, std::move(name), shape);
   instr->set_id(static_cast<int64_t>(instruction_pool_.size()) - 1);
   return instr;
 }

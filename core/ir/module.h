@@ -16,6 +16,7 @@
 
 #include "core/ir/computation.h"
 #include "core/ir/instruction.h"
+#include "core/support/arena.h"
 
 namespace hlowb {
 
@@ -127,8 +128,8 @@ class Module {
   StackFrameIndex stack_frames_;
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
-  // Instructions live in a deque: stable addresses, block allocation, no per-object malloc.
-  std::deque<Instruction> instruction_pool_;
+  // Instructions live in an arena: stable addresses, block allocation, no per-object malloc.
+  ObjectArena<Instruction> instruction_pool_;
   std::deque<Shape> shape_pool_;
   std::unordered_set<const Shape*, ShapeHash, ShapeEq> shape_set_;
 };

@@ -25,13 +25,14 @@ std::string_view OpcodeName(Opcode op) { return kRows[static_cast<int>(op)].name
 
 std::optional<Opcode> ParseOpcode(std::string_view name) {
   static const auto* map = [] {
-    auto* m = new absl::flat_hash_map<std::string, Opcode>();
+    auto* m = new absl::flat_hash_map<absl::string_view, Opcode>();
     for (int i = 0; i < kOpcodeCount; ++i) {
-      m->emplace(std::string(kRows[i].name), static_cast<Opcode>(i));
+      m->emplace(absl::string_view(kRows[i].name.data(), kRows[i].name.size()),
+                 static_cast<Opcode>(i));
     }
     return m;
   }();
-  auto it = map->find(std::string(name));
+  auto it = map->find(absl::string_view(name.data(), name.size()));
   if (it == map->end()) return std::nullopt;
   return it->second;
 }

@@ -65,9 +65,11 @@ std::string_view PrimitiveTypeName(PrimitiveType type) {
 
 std::optional<PrimitiveType> ParsePrimitiveType(std::string_view name) {
   if (name == "opaque_type") return PrimitiveType::kOpaque;
-  if (name == "tuple") return std::nullopt;
+  if (name.empty() || name.size() > 13) return std::nullopt;
   for (const TypeRow& row : kTypes) {
-    if (row.name == name) return row.type;
+    if (row.name.size() == name.size() && row.name[0] == name[0] && row.name == name) {
+      return row.type == PrimitiveType::kTuple ? std::nullopt : std::optional(row.type);
+    }
   }
   return std::nullopt;
 }

@@ -1,5 +1,6 @@
 #include "core/text/lexer.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -7,12 +8,22 @@
 namespace hlowb {
 namespace {
 
-inline bool IsIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-inline bool IsIdentChar(char c) {
-  return IsIdentStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
-}
+// Character classes, looked up per byte on the lexer's hot paths.
+enum : uint8_t { kIdentStartBit = 1, kIdentCharBit = 2, kSpaceBit = 4, kTypeStartBit = 8 };
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kIdentStartBit | kIdentCharBit;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kIdentStartBit | kIdentCharBit;
+  t['_'] = kIdentStartBit | kIdentCharBit;
+  for (int c = '0'; c <= '9'; ++c) t[c] = kIdentCharBit;
+  t['.'] = kIdentCharBit;
+  t['-'] = kIdentCharBit;
+  t[' '] = t['\t'] = t['\r'] = t['\f'] = t['\v'] = kSpaceBit;
+  for (char c : std::string_view("bcfopstu")) t[static_cast<uint8_t>(c)] |= kTypeStartBit;
+  return t;
+}();
+inline bool IsIdentStart(char c) { return kCharClass[static_cast<uint8_t>(c)] & kIdentStartBit; }
+inline bool IsIdentChar(char c) { return kCharClass[static_cast<uint8_t>(c)] & kIdentCharBit; }
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -66,6 +77,7 @@ TokKind Lexer::Next() {
 
 void Lexer::SeekTo(size_t offset) {
   pos_ = offset < text_.size() ? offset : text_.size();
+  tok_.end = pos_;
   saw_newline_ = false;
   Lex();
 }
@@ -83,10 +95,10 @@ void Lexer::SkipSpaceAndComments() {
   const size_t n = text_.size();
   while (pos_ < n) {
     char c = text_[pos_];
-    if (c == '\n') {
-      saw_newline_ = true;
+    if (kCharClass[static_cast<uint8_t>(c)] & kSpaceBit) {
       ++pos_;
-    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+    } else if (c == '\n') {
+      saw_newline_ = true;
       ++pos_;
     } else if (c == '/' && pos_ + 1 < n && text_[pos_ + 1] == '/') {
       const void* nl = std::memchr(text_.data() + pos_, '\n', n - pos_);
@@ -105,8 +117,15 @@ void Lexer::SkipSpaceAndComments() {
 }
 
 void Lexer::Lex() {
+  prev_end_ = tok_.end;
   saw_newline_ = false;
-  SkipSpaceAndComments();
+  // Most tokens follow zero or one space; only call the general skipper when needed.
+  if (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  if (pos_ < text_.size() &&
+      ((kCharClass[static_cast<uint8_t>(text_[pos_])] & kSpaceBit) || text_[pos_] == '\n' ||
+       text_[pos_] == '/')) {
+    SkipSpaceAndComments();
+  }
   tok_.newline_before = saw_newline_;
   tok_.has_nan_payload = false;
   tok_.int_overflow = false;
@@ -224,21 +243,24 @@ bool Lexer::TryDimLabels(size_t start) {
   // [0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}
   const size_t n = text_.size();
   size_t p = start;
-  auto run = [&](const char* set) {
+  auto run = [&](char a, char b) {
     size_t s = p;
-    while (p < n && (IsDigit(text_[p]) || std::strchr(set, text_[p]) != nullptr) &&
-           text_[p] != '\0') {
-      ++p;
-    }
+    while (p < n && (IsDigit(text_[p]) || text_[p] == a || text_[p] == b || text_[p] == '?')) ++p;
     return p - s;
   };
-  if (run("bf?") < 2) return false;
+  // Quick reject: labels have a second character from the same set as the first.
+  if (start + 1 >= n) return false;
+  {
+    char c1 = text_[start + 1];
+    if (!(IsDigit(c1) || c1 == 'b' || c1 == 'f' || c1 == '?')) return false;
+  }
+  if (run('b', 'f') < 2) return false;
   if (p >= n || text_[p] != '_') return false;
   ++p;
-  if (run("io?") < 2) return false;
+  if (run('i', 'o') < 2) return false;
   if (p + 1 >= n || text_[p] != '-' || text_[p + 1] != '>') return false;
   p += 2;
-  if (run("bf?") < 2) return false;
+  if (run('b', 'f') < 2) return false;
   if (p < n && IsIdentChar(text_[p])) return false;
   pos_ = p;
   tok_.kind = TokKind::kDimLabels;
@@ -377,8 +399,9 @@ bool Lexer::LexNumber(size_t start) {
 void Lexer::LexIdentifierOrKeyword(size_t start) {
   const size_t n = text_.size();
   size_t p = start;
-  while (p < n && IsIdentChar(text_[p])) {
-    if (text_[p] == '-' && p + 1 < n && text_[p + 1] == '>') break;
+  const char* data = text_.data();
+  while (p < n && IsIdentChar(data[p])) {
+    if (data[p] == '-' && p + 1 < n && data[p + 1] == '>') break;
     ++p;
   }
   std::string_view word = text_.substr(start, p - start);
@@ -422,10 +445,18 @@ void Lexer::LexIdentifierOrKeyword(size_t start) {
     }
     return;
   }
-  if (auto prim = ParsePrimitiveType(word)) {
-    tok_.kind = TokKind::kPrimType;
-    tok_.prim = *prim;
-    return;
+  // Element type names are short, lowercase alphanumerics starting with one of these letters;
+  // most identifiers (names with '.', '_', '-', capitals) are rejected without a lookup.
+  if (word.size() <= 13 && (kCharClass[static_cast<uint8_t>(word[0])] & kTypeStartBit)) {
+    bool plain = true;
+    for (char ch : word) plain &= (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+    if (plain) {
+      if (auto prim = ParsePrimitiveType(word)) {
+        tok_.kind = TokKind::kPrimType;
+        tok_.prim = *prim;
+        return;
+      }
+    }
   }
   tok_.kind = TokKind::kIdent;
 }
@@ -439,8 +470,10 @@ void Lexer::LexString(size_t start) {
     char c = text_[p];
     if (c != '\\') {
       // Fast path: copy a run of plain characters at once.
-      size_t q = p;
-      while (q < n && text_[q] != quote && text_[q] != '\\') ++q;
+      const void* qp = std::memchr(text_.data() + p, quote, n - p);
+      size_t q = qp ? static_cast<const char*>(qp) - text_.data() : n;
+      const void* bp = std::memchr(text_.data() + p, '\\', q - p);
+      if (bp) q = static_cast<const char*>(bp) - text_.data();
       tok_.str.append(text_.data() + p, q - p);
       p = q;
       continue;

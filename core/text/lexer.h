@@ -77,6 +77,10 @@ class Lexer {
   // Positions the lexer at `offset` and lexes the token there.
   void SeekTo(size_t offset);
   std::string_view text() const { return text_; }
+  // End offset of the token before the current one (where the last consumed token ended).
+  size_t prev_end() const { return prev_end_; }
+  // Moves the current kString token's value out (the token is consumed by the caller next).
+  std::string TakeString() { return std::move(tok_.str); }
   // Lexes a balanced `{...}` starting at the current token (which must be '{'), treating quoted
   // strings as opaque, and returns its raw text; the lexer is advanced past it. Returns false
   // on an unbalanced dict.
@@ -97,6 +101,7 @@ class Lexer {
 
   std::string_view text_;
   size_t pos_ = 0;
+  size_t prev_end_ = 0;
   bool saw_newline_ = false;
   Token tok_;
 };

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "core/support/strings.h"
 #include "absl/strings/str_split.h"
@@ -14,6 +15,13 @@
 
 namespace hlowb {
 namespace {
+
+// absl's own hash for names; Debian's abseil would otherwise hash std::string_view through
+// std::hash, which is several times slower on the parser's hot path.
+struct NameHash {
+  size_t operator()(std::string_view s) const { return absl::Hash<absl::string_view>()(AsAbsl(s)); }
+};
+using NameMap = absl::flat_hash_map<std::string_view, Instruction*, NameHash>;
 
 // Instructions whose operands name an instruction that has not been seen yet are resolved at
 // the end of their computation; calls to computations at the end of the module.
@@ -98,13 +106,13 @@ class Parser {
   bool ParseStackFrameIndex();
   bool ParseComputation(bool top_level, Computation** out);
   bool ParseInstructionList(Computation* comp, bool inline_body);
-  bool ParseInstruction(Computation* comp, absl::flat_hash_map<std::string_view, Instruction*>* names,
+  bool ParseInstruction(Computation* comp, NameMap* names,
                         std::vector<PendingOperand>* pending, Instruction** out, bool* is_root);
   // From the optional result shape on: `[shape] opcode(operands), attributes`. Nested operand
   // instructions (`add(f32[] parameter(0), ...)`) come through here with nested=true, already
   // holding the shape parsed by the operand list, and may not carry attributes.
   bool ParseInstructionBody(Computation* comp,
-                            absl::flat_hash_map<std::string_view, Instruction*>* names,
+                            NameMap* names,
                             std::vector<PendingOperand>* pending, std::string name,
                             size_t name_offset, bool nested, Shape* nested_shape,
                             bool nested_has_shape, Instruction** out);
@@ -114,6 +122,10 @@ class Parser {
 
   // --- values ---
   bool ParseShape(Shape* shape);
+  // Parses a shape and returns the module's interned copy. Identical shape texts are parsed
+  // once per module: long-form dumps repeat every operand's shape, so this is the hot path.
+  bool ParseInternedShape(const Shape** out);
+  size_t ScanShapeEnd(size_t start) const;
   bool ParseArrayShape(Shape* shape);
   bool ParseLayout(Shape* shape);
   bool ParseInt64(int64_t* v);
@@ -157,6 +169,7 @@ class Parser {
   std::unique_ptr<Module> module_;
   std::vector<PendingCall> pending_calls_;
   absl::flat_hash_map<std::string, Computation*> computations_by_name_;
+  absl::flat_hash_map<std::string_view, const Shape*, NameHash> shape_cache_;
   std::string error_;
   size_t error_offset_ = 0;
   int depth_ = 0;
@@ -461,7 +474,7 @@ bool Parser::ParseComputation(bool top_level, Computation** out) {
 bool Parser::ParseInstructionList(Computation* comp, bool inline_body) {
   size_t open_offset = lex_.tok().offset;
   lex_.Next();  // '{'
-  absl::flat_hash_map<std::string_view, Instruction*> names;
+  NameMap names;
   std::vector<PendingOperand> pending;
   Instruction* root = nullptr;
   Instruction* last = nullptr;
@@ -503,7 +516,7 @@ bool Parser::ParseInstructionList(Computation* comp, bool inline_body) {
 }
 
 bool Parser::ParseInstruction(Computation* comp,
-                              absl::flat_hash_map<std::string_view, Instruction*>* names,
+                              NameMap* names,
                               std::vector<PendingOperand>* pending, Instruction** out,
                               bool* is_root) {
   if (AtIdent("ROOT")) {
@@ -539,7 +552,7 @@ bool Parser::ParseInstruction(Computation* comp,
 }
 
 bool Parser::ParseInstructionBody(Computation* comp,
-                                  absl::flat_hash_map<std::string_view, Instruction*>* names,
+                                  NameMap* names,
                                   std::vector<PendingOperand>* pending, std::string name,
                                   size_t name_offset, bool nested, Shape* nested_shape,
                                   bool nested_has_shape, Instruction** out) {
@@ -547,16 +560,18 @@ bool Parser::ParseInstructionBody(Computation* comp,
   DepthGuard guard(&depth_);
   (void)name_offset;
   // Optional result shape.
-  Shape shape;
+  static const Shape* const kNoShape = new Shape();
+  const Shape* shape_ptr = kNoShape;
   bool has_shape = false;
   if (nested) {
     has_shape = nested_has_shape;
-    if (has_shape) shape = std::move(*nested_shape);
+    if (has_shape) shape_ptr = module_->InternShape(*nested_shape);
   } else if (lex_.kind() == TokKind::kPrimType || lex_.kind() == TokKind::kLparen ||
              (AtIdent("b") && lex_.text().substr(lex_.tok().end, 1) == "(")) {
-    if (!ParseShape(&shape)) return false;
+    if (!ParseInternedShape(&shape_ptr)) return false;
     has_shape = true;
   }
+  const Shape& shape = *shape_ptr;
   if (lex_.kind() != TokKind::kIdent) return Expected("an opcode");
   std::string_view opcode_text = lex_.tok().text;
   size_t opcode_offset = lex_.tok().offset;
@@ -575,8 +590,8 @@ bool Parser::ParseInstructionBody(Computation* comp,
     name = base;
     for (int n = 1; names->contains(name); ++n) name = StrCat(base, ".", n);
   }
-  Instruction* instr =
-      module_->NewInstruction(*opcode, std::move(name), module_->InternShape(shape));
+  Instruction* instr = module_->NewInstruction(
+      *opcode, std::move(name), has_shape ? shape_ptr : module_->InternShape(shape));
   if (!Expect(TokKind::kLparen, "'(' after the opcode")) return false;
   if (*opcode == Opcode::kConstant) {
     if (!has_shape) return Error("constant needs a result shape");
@@ -595,8 +610,12 @@ bool Parser::ParseInstructionBody(Computation* comp,
       Shape operand_shape;
       bool operand_has_shape = false;
       if (lex_.kind() == TokKind::kPrimType || lex_.kind() == TokKind::kLparen) {
-        if (!ParseShape(&operand_shape)) return false;
+        const Shape* interned = nullptr;
+        if (!ParseInternedShape(&interned)) return false;
         operand_has_shape = true;
+        if (lex_.kind() == TokKind::kIdent && lex_.text().substr(lex_.tok().end, 1) == "(") {
+          operand_shape = *interned;  // needed for a nested instruction
+        }
       }
       if (lex_.kind() == TokKind::kIdent && lex_.text().substr(lex_.tok().end, 1) == "(" &&
           ParseOpcode(lex_.tok().text)) {
@@ -625,7 +644,8 @@ bool Parser::ParseInstructionBody(Computation* comp,
   }
   if (!Expect(TokKind::kRparen, "')' or ',' in the operand list")) return false;
   // Attributes.
-  absl::flat_hash_map<std::string_view, bool> seen;
+  // Attribute names seen on this instruction (few, so a linear scan beats a hash map).
+  absl::InlinedVector<std::string_view, 8> seen;
   while (!nested && lex_.kind() == TokKind::kComma) {
     lex_.Next();
     if (lex_.kind() != TokKind::kAttrName) {
@@ -633,9 +653,10 @@ bool Parser::ParseInstructionBody(Computation* comp,
     }
     std::string_view attr = lex_.tok().text;
     size_t attr_offset = lex_.tok().offset;
-    if (!seen.emplace(attr, true).second) {
+    if (std::find(seen.begin(), seen.end(), attr) != seen.end()) {
       return Error(StrCat("attribute '", attr, "' is given twice"));
     }
+    seen.push_back(attr);
     lex_.Next();
     if (attr == "control-predecessors") {
       if (!Expect(TokKind::kLbrace, "'{' to start control-predecessors")) return false;
@@ -1189,7 +1210,7 @@ bool Parser::ParseBoolList(std::vector<bool>* v) {
 
 bool Parser::ParseString(std::string* v) {
   if (lex_.kind() != TokKind::kString) return Expected("a quoted string");
-  *v = lex_.tok().str;
+  *v = lex_.TakeString();
   lex_.Next();
   return true;
 }
@@ -1766,6 +1787,65 @@ bool Parser::ParseShape(Shape* shape) {
     return true;
   }
   return ParseArrayShape(shape);
+}
+
+size_t Parser::ScanShapeEnd(size_t start) const {
+  const std::string_view t = lex_.text();
+  const size_t n = t.size();
+  auto balanced = [&](size_t p, char open, char close) -> size_t {
+    int depth = 0;
+    for (; p < n; ++p) {
+      char c = t[p];
+      if (c == open) {
+        ++depth;
+      } else if (c == close) {
+        if (--depth == 0) return p + 1;
+      } else if (c == '"' || c == '\'' || c == '\n' || c == '=') {
+        return std::string_view::npos;
+      }
+    }
+    return std::string_view::npos;
+  };
+  size_t p = start;
+  if (p < n && t[p] == '(') return balanced(p, '(', ')');
+  size_t word = p;
+  while (p < n && ((t[p] >= 'a' && t[p] <= 'z') || (t[p] >= '0' && t[p] <= '9'))) ++p;
+  if (p == word || p >= n) return std::string_view::npos;
+  if (t[p] == '(') return balanced(p, '(', ')');  // b(...)
+  if (t[p] != '[') return std::string_view::npos;
+  size_t close = t.find(']', p);
+  if (close == std::string_view::npos) return close;
+  bool rank0 = t.find_first_not_of(" \t", p + 1) == close;
+  size_t q = close + 1;
+  while (q < n && (t[q] == ' ' || t[q] == '\t')) ++q;
+  if (q < n && t[q] == '{') {
+    size_t r = q + 1;
+    while (r < n && (t[r] == ' ' || t[r] == '\t')) ++r;
+    if (r < n && ((t[r] >= '0' && t[r] <= '9') || t[r] == ':' || (t[r] == '}' && rank0))) {
+      return balanced(q, '{', '}');
+    }
+  }
+  return close + 1;
+}
+
+bool Parser::ParseInternedShape(const Shape** out) {
+  size_t start = lex_.tok().offset;
+  size_t end = ScanShapeEnd(start);
+  std::string_view key;
+  if (end != std::string_view::npos) {
+    key = lex_.text().substr(start, end - start);
+    auto it = shape_cache_.find(key);
+    if (it != shape_cache_.end()) {
+      *out = it->second;
+      lex_.SeekTo(end);
+      return true;
+    }
+  }
+  Shape shape;
+  if (!ParseShape(&shape)) return false;
+  *out = module_->InternShape(shape);
+  if (end != std::string_view::npos && lex_.prev_end() == end) shape_cache_.emplace(key, *out);
+  return true;
 }
 
 bool Parser::ParseArrayShape(Shape* shape) {
