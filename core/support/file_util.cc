@@ -46,6 +46,16 @@ absl::Status WriteStringToFile(const std::string& path, const std::string& conte
     std::fflush(stdout);
     return absl::OkStatus();
   }
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // Devices and pipes (/dev/null, /dev/stdout) cannot be replaced by a rename.
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) return absl::PermissionDeniedError(StrCat(path, ": cannot write: ", std::strerror(errno)));
+    size_t n = std::fwrite(contents.data(), 1, contents.size(), f);
+    bool ok = n == contents.size() && std::fclose(f) == 0;
+    if (!ok) return absl::DataLossError(StrCat(path, ": write failed"));
+    return absl::OkStatus();
+  }
   std::string tmp = path + ".tmp-hlowb";
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return absl::PermissionDeniedError(StrCat(path, ": cannot write: ", std::strerror(errno)));
