@@ -16,6 +16,14 @@ constexpr char kUsage[] =
     "                 parameter and root shapes, layouts/schedule/sharding presence\n"
     "  print FILE     print HLO text [--format=long|short] [-o OUT]\n"
     "  verify FILE    check shapes and attributes of every instruction\n"
+    "  index DIR      modules, states, artifacts and unrecognised files of a dump directory\n"
+    "                 [--format=text|json]\n"
+    "  passes DIR --module=ID|NAME   pass timeline: which passes changed the module\n"
+    "                 [--format=text|json]\n"
+    "  diff A B       structural diff of two states; A and B are files or DIR:MODULE:STEP\n"
+    "                 (STEP = number, before, after) [--format=text|json|unified]\n"
+    "  trace DIR --module=M --instruction=NAME [--step=S]   where an instruction came from\n"
+    "                 and where it went\n"
     "  help           this text\n"
     "\n"
     "Every command that reads HLO text accepts --split-input-file (parts separated by\n"
@@ -42,6 +50,10 @@ int main(int argc, char** argv) {
   if (command == "info") return hlowb::cli::RunInfo(rest);
   if (command == "print") return hlowb::cli::RunPrint(rest);
   if (command == "verify") return hlowb::cli::RunVerify(rest);
+  if (command == "index") return hlowb::cli::RunIndex(rest);
+  if (command == "passes") return hlowb::cli::RunPasses(rest);
+  if (command == "diff") return hlowb::cli::RunDiff(rest);
+  if (command == "trace") return hlowb::cli::RunTrace(rest);
   std::cerr << "hlowb: unknown command '" << command << "'\n\n" << kUsage;
   return hlowb::cli::kUsageError;
 }

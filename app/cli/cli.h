@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dump/dump_index.h"
+#include "core/dump/state_loader.h"
 #include "core/ir/module.h"
 
 namespace hlowb::cli {
@@ -36,7 +38,26 @@ struct LoadedModule {
 bool LoadModules(const std::string& path, bool split, std::string* text,
                  std::vector<LoadedModule>* modules);
 
+// Opens one module from any file the CLI accepts.
+ModuleOpener CliModuleOpener();
+
+// Resolves a module state: a file path, or DIR:MODULE:STEP where STEP is a step number,
+// "before" or "after" (the last after_optimizations state). On failure prints why.
+struct ResolvedState {
+  std::string label;
+  std::shared_ptr<const Module> module;
+};
+bool ResolveState(const std::string& ref, ResolvedState* out);
+
+// The states of MODULE (id or name) in DIR, opened in parallel with progress on stderr.
+bool LoadDumpModule(const std::string& dir, const std::string& module, DumpIndex* index,
+                    std::vector<DumpState>* states, std::vector<LoadedState>* loaded);
+
 int RunInfo(const std::vector<std::string>& argv);
+int RunIndex(const std::vector<std::string>& argv);
+int RunPasses(const std::vector<std::string>& argv);
+int RunDiff(const std::vector<std::string>& argv);
+int RunTrace(const std::vector<std::string>& argv);
 int RunPrint(const std::vector<std::string>& argv);
 int RunVerify(const std::vector<std::string>& argv);
 

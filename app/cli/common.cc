@@ -1,4 +1,8 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "core/support/strings.h"
@@ -88,6 +92,91 @@ bool LoadModules(const std::string& path, bool split, std::string* text,
     modules->push_back(std::move(lm));
   }
   return ok;
+}
+
+}  // namespace hlowb::cli
+
+namespace hlowb::cli {
+
+ModuleOpener CliModuleOpener() { return TextModuleOpener(); }
+
+bool LoadDumpModule(const std::string& dir, const std::string& module, DumpIndex* index,
+                    std::vector<DumpState>* states, std::vector<LoadedState>* loaded) {
+  auto idx = IndexDumpDirectory(dir);
+  if (!idx.ok()) {
+    std::cerr << "error: " << idx.status().message() << "\n";
+    return false;
+  }
+  *index = std::move(*idx);
+  const DumpModule* m = index->FindModule(module);
+  if (!m) {
+    std::cerr << "error: " << dir << ": no module '" << module << "'; modules:";
+    for (const DumpModule& dm : index->modules) std::cerr << " " << dm.id_text << ":" << dm.name;
+    std::cerr << "\n";
+    return false;
+  }
+  *states = m->name.empty() ? m->states : index->StatesForName(m->name);
+  DumpStateLoader loader(*index, CliModuleOpener());
+  bool tty = isatty(2);
+  *loaded = loader.Load(*states, nullptr, [tty](int64_t done, int64_t total, const std::string&) {
+    if (tty) std::fprintf(stderr, "\rloading %lld/%lld states", static_cast<long long>(done),
+                          static_cast<long long>(total));
+  });
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  return true;
+}
+
+bool ResolveState(const std::string& ref, ResolvedState* out) {
+  // DIR:MODULE:STEP, unless the whole reference names an existing file.
+  struct stat st;
+  size_t last = ref.rfind(':');
+  size_t mid = last == std::string::npos || last == 0 ? std::string::npos : ref.rfind(':', last - 1);
+  if (stat(ref.c_str(), &st) == 0 || mid == std::string::npos) {
+    std::string text;
+    std::vector<LoadedModule> modules;
+    if (!LoadModules(ref, false, &text, &modules)) return false;
+    out->label = ref;
+    out->module = std::shared_ptr<const Module>(std::move(modules[0].module));
+    return true;
+  }
+  std::string dir = ref.substr(0, mid);
+  std::string module = ref.substr(mid + 1, last - mid - 1);
+  std::string step = ref.substr(last + 1);
+  auto index = IndexDumpDirectory(dir);
+  if (!index.ok()) {
+    std::cerr << "error: " << index.status().message() << "\n";
+    return false;
+  }
+  const DumpModule* m = index->FindModule(module);
+  if (!m) {
+    std::cerr << "error: " << dir << ": no module '" << module << "'\n";
+    return false;
+  }
+  std::vector<DumpState> states = m->name.empty() ? m->states : index->StatesForName(m->name);
+  const DumpState* chosen = nullptr;
+  for (const DumpState& s : states) {
+    if ((step == "before" && s.stage == StageKind::kBeforeOptimizations) ||
+        (step == "after" && s.stage == StageKind::kAfterOptimizations) ||
+        (!step.empty() && std::all_of(step.begin(), step.end(), ::isdigit) &&
+         s.stage == StageKind::kPassStep && s.step == std::stoll(step))) {
+      chosen = &s;
+      if (step != "after") break;
+    }
+  }
+  if (!chosen) {
+    std::cerr << "error: module '" << module << "' in " << dir << " has no state '" << step
+              << "' (use a step number, before or after)\n";
+    return false;
+  }
+  DumpStateLoader loader(*index, CliModuleOpener());
+  std::vector<LoadedState> loaded = loader.Load({*chosen});
+  if (!loaded[0].status.ok()) {
+    std::cerr << "error: " << loaded[0].status.message() << "\n";
+    return false;
+  }
+  out->label = StrCat(dir, ":", module, ":", chosen->label);
+  out->module = loaded[0].module;
+  return true;
 }
 
 }  // namespace hlowb::cli

@@ -377,6 +377,20 @@ class InstructionPrinter {
  public:
   InstructionPrinter(const PrintOptions& options, std::string* out) : o_(options), out_(out) {}
 
+  void PrintSignature(const Instruction& instr) {
+    AppendShape(instr.shape(), true, out_);
+    StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
+    if (instr.opcode() == Opcode::kConstant && instr.literal()) {
+      AppendLiteralData(*instr.literal(), out_);
+    } else if (instr.opcode() == Opcode::kParameter) {
+      StrAppend(out_, instr.parameter_number());
+    } else {
+      StrAppend(out_, instr.operand_count());
+    }
+    out_->push_back(')');
+    PrintAttributes(instr);
+  }
+
   void Print(const Instruction& instr) {
     const bool long_form = o_.form == PrintOptions::Form::kLong;
     if (instr.IsRoot()) out_->append("ROOT ");
@@ -644,13 +658,13 @@ class InstructionPrinter {
 
   void PrintCommon(const Instruction& instr) {
     const InstructionAttrs& a = instr.attrs_or_default();
-    PrintCalled(instr);
+    if (o_.print_references) PrintCalled(instr);
     if (a.is_composite) Attr("is_composite", "true");
     if (instr.sharding()) Attr("sharding", PrintSharding(*instr.sharding()));
     if (instr.frontend_attributes() && !instr.frontend_attributes()->entries.empty()) {
       Attr("frontend_attributes", FrontendAttributesText(*instr.frontend_attributes()));
     }
-    if (!instr.control_predecessors().empty()) {
+    if (o_.print_references && !instr.control_predecessors().empty()) {
       std::vector<std::string> names;
       for (const Instruction* p : instr.control_predecessors()) {
         names.push_back((o_.form == PrintOptions::Form::kLong ? "%" : "") + p->name());
@@ -846,6 +860,15 @@ std::string PrintMetadata(const OpMetadata& m) {
   if (!m.scheduling_name.empty()) parts.push_back("scheduling_name=" + QuoteString(m.scheduling_name));
   if (m.stack_frame_id != 0) parts.push_back(StrCat("stack_frame_id=", m.stack_frame_id));
   return "{" + absl::StrJoin(parts, " ") + "}";
+}
+
+std::string InstructionSignature(const Instruction& instr) {
+  PrintOptions options = PrintOptions::Short();
+  options.print_metadata = false;
+  options.print_references = false;
+  std::string s;
+  InstructionPrinter(options, &s).PrintSignature(instr);
+  return s;
 }
 
 std::string PrintInstruction(const Instruction& instr, const PrintOptions& options) {

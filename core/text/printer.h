@@ -18,6 +18,9 @@ struct PrintOptions {
   Form form = Form::kLong;
   bool print_metadata = true;
   bool print_backend_config = true;
+  // Off for structural signatures: called computations and control predecessors are printed
+  // by name, which a rename would change.
+  bool print_references = true;
 
   static PrintOptions Long() { return PrintOptions(); }
   static PrintOptions Short() {
@@ -40,6 +43,10 @@ std::string PrintLiteralData(const Literal& literal);
 std::string PrintShapedLiteral(const Literal& literal);
 std::string PrintSharding(const Sharding& sharding);
 std::string PrintMetadata(const OpMetadata& metadata);
+// What an instruction is, without its name, operands or provenance: opcode, result shape
+// (with layout), attributes, literal or parameter number. Two instructions with equal
+// signatures and corresponding operands compute the same thing. Metadata is excluded.
+std::string InstructionSignature(const Instruction& instr);
 // C-escaped, quoted.
 std::string QuoteString(std::string_view s);
 

@@ -1,0 +1,69 @@
+// Structural diff of two module states. Computations and instructions are matched across
+// renames — by name, then by structure (same signature and matched operands), then by
+// similarity (opcode, shape, operands, name stem) — and every instruction is reported as
+// unchanged, changed (saying what changed), added or removed. Also renders the result as a
+// unified text diff aligned by that matching. It compares; it does not explain passes
+// (provenance.h does).
+#ifndef HLOWB_CORE_ANALYSIS_DIFF_H_
+#define HLOWB_CORE_ANALYSIS_DIFF_H_
+
+#include <string>
+#include <vector>
+
+#include "core/ir/module.h"
+
+namespace hlowb {
+
+enum class DiffKind : uint8_t { kUnchanged, kChanged, kAdded, kRemoved };
+std::string_view DiffKindName(DiffKind kind);
+
+enum class MatchReason : uint8_t { kNone, kName, kStructure, kSimilarity };
+std::string_view MatchReasonName(MatchReason reason);
+
+struct InstructionDiff {
+  DiffKind kind = DiffKind::kUnchanged;
+  const Instruction* a = nullptr;  // null when added
+  const Instruction* b = nullptr;  // null when removed
+  MatchReason reason = MatchReason::kNone;
+  // For kChanged: any of "opcode", "shape", "layout", "attributes", "operands", "name",
+  // "called computations".
+  std::vector<std::string> changes;
+  // For kRemoved: the new fusion (in B) that swallowed this instruction, if one did.
+  const Instruction* fused_into = nullptr;
+};
+
+struct ComputationDiff {
+  const Computation* a = nullptr;  // null when the computation was added
+  const Computation* b = nullptr;  // null when removed
+  // In B's order, with removed instructions placed after their nearest matched predecessor.
+  std::vector<InstructionDiff> rows;
+};
+
+struct DiffCounts {
+  int unchanged = 0;
+  int changed = 0;
+  int added = 0;
+  int removed = 0;
+  int renamed = 0;  // matched pairs whose names differ
+};
+
+struct ModuleDiff {
+  std::vector<ComputationDiff> computations;
+  DiffCounts counts;
+  // The B instruction matched to an A instruction (and back); null if none.
+  const Instruction* MatchOfA(const Instruction* a) const;
+  const Instruction* MatchOfB(const Instruction* b) const;
+};
+
+ModuleDiff DiffModules(const Module& a, const Module& b);
+
+// "N unchanged, N changed, N added, N removed (N renamed)" plus one line per non-unchanged row.
+std::string FormatDiffText(const ModuleDiff& diff, bool include_unchanged = false);
+std::string FormatDiffJson(const ModuleDiff& diff);
+// Unified diff of the two modules' short-form text, lines aligned by the structural match.
+std::string FormatUnifiedDiff(const ModuleDiff& diff, const std::string& label_a,
+                              const std::string& label_b);
+
+}  // namespace hlowb
+
+#endif  // HLOWB_CORE_ANALYSIS_DIFF_H_

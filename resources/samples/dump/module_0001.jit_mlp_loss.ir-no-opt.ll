@@ -1,0 +1,1 @@
+; ModuleID = 'jit_mlp_loss'

@@ -1,0 +1,100 @@
+// Golden tests for the structural diff: tests/golden/diff/NAME.a.hlo and NAME.b.hlo give
+// NAME.diff.golden (text report with every row) and NAME.unified.golden (aligned text diff).
+// HLOWB_UPDATE_GOLDEN=1 rewrites the goldens.
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/analysis/diff.h"
+#include "core/analysis/fingerprint.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path Dir() { return fs::path(HLOWB_SOURCE_DIR) / "tests" / "golden" / "diff"; }
+
+std::unique_ptr<Module> Load(const fs::path& p) {
+  auto text = ReadFileToString(p.string());
+  EXPECT_TRUE(text.ok());
+  auto m = ParseModule(*text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+void Check(const fs::path& golden, const std::string& actual) {
+  if (std::getenv("HLOWB_UPDATE_GOLDEN")) {
+    ASSERT_TRUE(WriteStringToFile(golden.string(), actual).ok());
+    return;
+  }
+  auto expected = ReadFileToString(golden.string());
+  ASSERT_TRUE(expected.ok()) << "missing " << golden;
+  if (*expected != actual) {
+    fs::path out = golden;
+    out.replace_extension(".actual");
+    (void)WriteStringToFile(out.string(), actual);
+    ADD_FAILURE() << "golden mismatch " << golden << " (actual in " << out << ")\n" << actual;
+  }
+}
+
+std::vector<std::string> Cases() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(Dir(), ec)) {
+    std::string f = e.path().filename().string();
+    if (f.size() > 6 && f.substr(f.size() - 6) == ".a.hlo") names.push_back(f.substr(0, f.size() - 6));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class DiffGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DiffGolden, Report) {
+  auto a = Load(Dir() / (GetParam() + ".a.hlo"));
+  auto b = Load(Dir() / (GetParam() + ".b.hlo"));
+  ASSERT_TRUE(a && b);
+  ModuleDiff diff = DiffModules(*a, *b);
+  Check(Dir() / (GetParam() + ".diff.golden"), FormatDiffText(diff, true));
+  Check(Dir() / (GetParam() + ".unified.golden"),
+        FormatUnifiedDiff(diff, GetParam() + ".a.hlo", GetParam() + ".b.hlo"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, DiffGolden, ::testing::ValuesIn(Cases()));
+
+TEST(Diff, IdenticalModulesHaveNoChanges) {
+  auto a = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto b = Load(Dir() / "fusion_and_renames.a.hlo");
+  ModuleDiff diff = DiffModules(*a, *b);
+  EXPECT_EQ(diff.counts.changed + diff.counts.added + diff.counts.removed, 0);
+  EXPECT_EQ(diff.counts.unchanged, a->entry()->instruction_count());
+  EXPECT_EQ(FingerprintModule(*a).hash, FingerprintModule(*b).hash);
+}
+
+TEST(Diff, FingerprintIgnoresNamesButNotStructure) {
+  auto a = ParseModule("HloModule m\nENTRY e {\n p = f32[2] parameter(0)\n ROOT n = f32[2] negate(p)\n}\n");
+  auto renamed = ParseModule(
+      "HloModule other\nENTRY f {\n x = f32[2] parameter(0), metadata={op_name=\"q\"}\n ROOT y = f32[2] negate(x)\n}\n");
+  auto changed = ParseModule("HloModule m\nENTRY e {\n p = f32[2] parameter(0)\n ROOT n = f32[2] abs(p)\n}\n");
+  ASSERT_TRUE(a.ok() && renamed.ok() && changed.ok());
+  EXPECT_EQ(FingerprintModule(**a).hash, FingerprintModule(**renamed).hash);
+  EXPECT_NE(FingerprintModule(**a).hash, FingerprintModule(**changed).hash);
+}
+
+TEST(Diff, ReportsRenamesAndFusion) {
+  auto a = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto b = Load(Dir() / "fusion_and_renames.b.hlo");
+  ModuleDiff diff = DiffModules(*a, *b);
+  const Instruction* neg = a->entry()->FindInstruction("neg.3");
+  ASSERT_NE(diff.MatchOfA(neg), nullptr);
+  EXPECT_EQ(diff.MatchOfA(neg)->name(), "negate.7");
+  EXPECT_EQ(diff.MatchOfA(a->entry()->FindInstruction("add.1")), nullptr);  // fused away
+  EXPECT_EQ(diff.MatchOfB(b->entry()->FindInstruction("fusion")), nullptr);  // new
+  EXPECT_GE(diff.counts.renamed, 3);
+}
+
+}  // namespace
+}  // namespace hlowb
