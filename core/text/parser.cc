@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "core/support/strings.h"
 #include "absl/strings/str_split.h"
+#include "core/analysis/shape_inference.h"
 #include "core/ir/float_types.h"
 #include "core/support/diagnostics.h"
 #include "core/text/lexer.h"
@@ -170,6 +171,9 @@ class Parser {
   std::vector<PendingCall> pending_calls_;
   absl::flat_hash_map<std::string, Computation*> computations_by_name_;
   absl::flat_hash_map<std::string_view, const Shape*, NameHash> shape_cache_;
+  // Instructions written without a result shape, with the opcode's offset; their shapes are
+  // inferred once every name in the module is resolved.
+  std::vector<std::pair<Instruction*, size_t>> shapeless_;
   std::string error_;
   size_t error_offset_ = 0;
   int depth_ = 0;
@@ -254,6 +258,14 @@ bool Parser::ParseModuleBody() {
       return ErrorAt(call.offset, StrCat("computation '", call.name, "' is not defined"));
     }
     (*call.instr->mutable_called_computations())[call.slot] = it->second;
+  }
+  for (auto& [instr, offset] : shapeless_) {
+    absl::StatusOr<Shape> shape = InferShape(*instr);
+    if (!shape.ok()) {
+      return ErrorAt(offset, StrCat("cannot infer the result shape of '", instr->name(), "': ",
+                                    shape.status().message(), "; write the shape before the opcode"));
+    }
+    instr->set_shape(module_->InternShape(*shape));
   }
   return true;
 }
@@ -592,6 +604,7 @@ bool Parser::ParseInstructionBody(Computation* comp,
   }
   Instruction* instr = module_->NewInstruction(
       *opcode, std::move(name), has_shape ? shape_ptr : module_->InternShape(shape));
+  if (!has_shape) shapeless_.emplace_back(instr, opcode_offset);
   if (!Expect(TokKind::kLparen, "'(' after the opcode")) return false;
   if (*opcode == Opcode::kConstant) {
     if (!has_shape) return Error("constant needs a result shape");

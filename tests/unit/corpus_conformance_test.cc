@@ -3,6 +3,7 @@
 // when the corpus folder is absent.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,20 @@ std::vector<std::string> CorpusFiles() {
   return files;
 }
 
+// Corpus inputs that are not valid HLO: XLA's own verifier rejects them too (the tools that
+// consume them skip verification). For these the verifier must report exactly this problem —
+// no more, no less — and everything else (parse, print, round trip) must still hold.
+const std::map<std::string, std::string>& KnownInvalid() {
+  static const auto* known = new std::map<std::string, std::string>{
+      // transpose of f32[256,512] with dimensions={0,1} is f32[256,512], but the file declares
+      // f32[512,256].
+      {"xla-tests/xla__tools__print_indexing_test.hlo",
+       "entry/b: declared shape f32[512,256] does not match the shape f32[256,512] inferred for "
+       "transpose"},
+  };
+  return *known;
+}
+
 // Runs the whole round trip on one text; returns "" on success or what went wrong.
 std::string RoundTrip(const std::string& label, std::string_view part, std::string_view whole) {
   ParseOptions options;
@@ -40,7 +55,14 @@ std::string RoundTrip(const std::string& label, std::string_view part, std::stri
   if (!parsed.ok()) return "parse: " + std::string(parsed.status().message());
   const Module& m = **parsed;
   std::vector<VerifierDiagnostic> diags = VerifyModule(m);
-  if (CountErrors(diags) > 0) {
+  auto known = KnownInvalid().find(label);
+  if (known != KnownInvalid().end()) {
+    if (CountErrors(diags) != 1 || diags[0].ToString() != known->second) {
+      std::string s = "expected exactly the known diagnostic: " + known->second + "\ngot:";
+      for (const auto& d : diags) s += "\n  " + d.ToString();
+      return s;
+    }
+  } else if (CountErrors(diags) > 0) {
     std::string s = "verify:";
     for (const auto& d : diags) s += "\n  " + d.ToString();
     return s;
