@@ -131,7 +131,6 @@ class Parser {
   bool ParseLayout(Shape* shape);
   bool ParseInt64(int64_t* v);
   bool ParseInt32(int32_t* v);
-  bool ParseUint64(uint64_t* v);
   bool ParseBool(bool* v);
   bool ParseDouble(double* v);
   bool ParseIntList(std::vector<int64_t>* v);  // {1,2,3}
@@ -1114,16 +1113,6 @@ bool Parser::ParseAttribute(Instruction* instr, std::string_view name, size_t na
 
 // ----------------------------------------------------------------------------------------------
 // Scalars and lists
-
-bool Parser::ParseUint64(uint64_t* v) {
-  if (lex_.kind() != TokKind::kInt) return Expected("an integer");
-  if (lex_.tok().int_negative || lex_.tok().int_overflow) {
-    return Error(StrCat("integer ", lex_.tok().text, " is out of range"));
-  }
-  *v = lex_.tok().int_bits;
-  lex_.Next();
-  return true;
-}
 
 bool Parser::ParseInt64(int64_t* v) {
   if (lex_.kind() != TokKind::kInt) return Expected("an integer");

@@ -16,6 +16,10 @@ namespace {
 std::atomic<int64_t> g_live_bytes{0};
 }  // namespace
 
+// These replacements pair malloc with free by design; GCC cannot see that through the
+// replaced operators.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(size_t n) {
   void* p = std::malloc(n ? n : 1);
   if (!p) throw std::bad_alloc();
@@ -31,6 +35,7 @@ void operator delete(void* p) noexcept {
 void operator delete[](void* p) noexcept { operator delete(p); }
 void operator delete(void* p, size_t) noexcept { operator delete(p); }
 void operator delete[](void* p, size_t) noexcept { operator delete(p); }
+#pragma GCC diagnostic pop
 
 namespace hlowb {
 namespace {
