@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/analysis/verifier.h"
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
 #include "core/text/printer.h"
@@ -76,6 +77,10 @@ TEST_P(PrintGolden, LongAndShortForms) {
   options.file_name = GetParam() + ".hlo";
   auto module = ParseModule(*text, options);
   ASSERT_TRUE(module.ok()) << module.status();
+  // Golden inputs are valid HLO: the verifier must accept them.
+  for (const VerifierDiagnostic& d : VerifyModule(**module)) {
+    EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError) << d.ToString();
+  }
   for (bool long_form : {true, false}) {
     PrintOptions po = long_form ? PrintOptions::Long() : PrintOptions::Short();
     std::string printed = PrintModule(**module, po);
