@@ -21,9 +21,9 @@ using PT = PrimitiveType;
 
 constexpr int64_t kUnbounded = Shape::kUnboundedSize;
 
-#define SI_RETURN_IF_ERROR(expr)     \
-  do {                               \
-    absl::Status si_status = (expr); \
+#define SI_RETURN_IF_ERROR(expr)           \
+  do {                                     \
+    absl::Status si_status = (expr);       \
     if (!si_status.ok()) return si_status; \
   } while (0)
 
@@ -71,9 +71,7 @@ bool HasUnboundedDim(const Shape& s) {
   return false;
 }
 
-bool SameTypeIgnoringFp(PT a, PT b) {
-  return a == b || (IsFloatingPoint(a) && IsFloatingPoint(b));
-}
+bool SameTypeIgnoringFp(PT a, PT b) { return a == b || (IsFloatingPoint(a) && IsFloatingPoint(b)); }
 
 // XLA keeps the wider floating-point type when mixed precisions meet.
 PT HigherPrecision(PT a, PT b) {
@@ -125,7 +123,9 @@ absl::Status ValidateShapeImpl(const Shape& s, int depth, bool check_layout) {
   }
   if (s.IsTuple()) {
     if (s.rank() != 0) return Invalid("a tuple shape cannot have dimensions");
-    for (const Shape& e : s.tuple_shapes()) SI_RETURN_IF_ERROR(ValidateShapeImpl(e, depth + 1, check_layout));
+    for (const Shape& e : s.tuple_shapes()) {
+      SI_RETURN_IF_ERROR(ValidateShapeImpl(e, depth + 1, check_layout));
+    }
     return absl::OkStatus();
   }
   if (s.IsBuffer()) {
@@ -153,8 +153,8 @@ absl::Status ValidateShapeImpl(const Shape& s, int depth, bool check_layout) {
       if (ok) seen[m2m[i]] = true;
     }
     if (!ok) {
-      return Invalid(StrCat("layout ", Str(m2m), " of ", Str(s),
-                            " is not a permutation of 0..", s.rank() - 1));
+      return Invalid(StrCat("layout ", Str(m2m), " of ", Str(s), " is not a permutation of 0..",
+                            s.rank() - 1));
     }
   }
   return absl::OkStatus();
@@ -187,13 +187,16 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
 // Output size of one window dimension (XLA's InferWindowOutputShape), with checked arithmetic.
 absl::StatusOr<int64_t> WindowOutputSize(int64_t base, const WindowDimension& w, int dim,
                                          std::string_view op) {
-  if (w.size <= 0) return Invalid(StrCat("window size in dimension ", dim, " of ", op, " is ",
-                                         w.size, "; it must be positive"));
-  if (w.stride <= 0) return Invalid(StrCat("window stride in dimension ", dim, " of ", op,
-                                           " is ", w.stride, "; it must be positive"));
+  if (w.size <= 0) {
+    return Invalid(StrCat("window size in dimension ", dim, " of ", op, " is ", w.size,
+                          "; it must be positive"));
+  }
+  if (w.stride <= 0) {
+    return Invalid(StrCat("window stride in dimension ", dim, " of ", op, " is ", w.stride,
+                          "; it must be positive"));
+  }
   if (w.base_dilation < 1 || w.window_dilation < 1) {
-    return Invalid(StrCat("window dilation in dimension ", dim, " of ", op,
-                          " must be at least 1"));
+    return Invalid(StrCat("window dilation in dimension ", dim, " of ", op, " must be at least 1"));
   }
   if (base == kUnbounded) return Unimpl(StrCat(op, " over an unbounded dimension"));
   auto overflow = [&] {
@@ -232,8 +235,8 @@ absl::StatusOr<Signature> GetSignature(const Computation& c) {
   for (int i = 0; i < c.parameter_count(); ++i) {
     const Instruction* p = c.parameter(i);
     if (p == nullptr) {
-      return Invalid(StrCat("computation ", c.name(), " has no parameter(", i, ") but has parameter(",
-                            c.parameter_count() - 1, ")"));
+      return Invalid(StrCat("computation ", c.name(), " has no parameter(", i,
+                            ") but has parameter(", c.parameter_count() - 1, ")"));
     }
     if (!HasDeclaredShape(*p)) {
       return Unimpl(StrCat("parameter ", i, " of computation ", c.name(), " has no known shape"));
@@ -250,8 +253,7 @@ absl::StatusOr<Signature> GetSignature(const Computation& c) {
 
 class Inferrer {
  public:
-  explicit Inferrer(const Instruction& instr)
-      : instr_(instr), op_(OpcodeName(instr.opcode())) {}
+  explicit Inferrer(const Instruction& instr) : instr_(instr), op_(OpcodeName(instr.opcode())) {}
 
   absl::StatusOr<Shape> Run();
 
@@ -261,8 +263,8 @@ class Inferrer {
   const InstructionAttrs& attrs() const { return instr_.attrs_or_default(); }
   const Shape* declared() const { return HasDeclaredShape(instr_) ? &instr_.shape() : nullptr; }
   absl::Status NeedDeclared(std::string_view what) const {
-    return Unimpl(StrCat("the ", what, " of ", op_, " cannot be inferred; it comes from the "
-                         "declared result shape"));
+    return Unimpl(StrCat("the ", what, " of ", op_,
+                         " cannot be inferred; it comes from the declared result shape"));
   }
 
   absl::Status CheckOperands() const;
@@ -376,24 +378,24 @@ absl::Status Inferrer::ExpectCount(int n) const {
 
 absl::Status Inferrer::ExpectAtLeast(int n) const {
   if (count() < n) {
-    return Invalid(StrCat(op_, " takes at least ", n, " operand", n == 1 ? "" : "s",
-                          " but has ", count()));
+    return Invalid(
+        StrCat(op_, " takes at least ", n, " operand", n == 1 ? "" : "s", " but has ", count()));
   }
   return absl::OkStatus();
 }
 
 absl::Status Inferrer::ExpectArray(int i) const {
   if (!operand(i).IsArray()) {
-    return Invalid(StrCat("operand ", i, " of ", op_, " must be an array but has shape ",
-                          Str(operand(i))));
+    return Invalid(
+        StrCat("operand ", i, " of ", op_, " must be an array but has shape ", Str(operand(i))));
   }
   return absl::OkStatus();
 }
 
 absl::Status Inferrer::ExpectToken(int i) const {
   if (!operand(i).IsToken()) {
-    return Invalid(StrCat("operand ", i, " of ", op_, " must be a token but has shape ",
-                          Str(operand(i))));
+    return Invalid(
+        StrCat("operand ", i, " of ", op_, " must be a token but has shape ", Str(operand(i))));
   }
   return absl::OkStatus();
 }
@@ -472,21 +474,21 @@ absl::Status Inferrer::VerifyReducer(const Signature& sig, const std::vector<con
   const size_t n = input_types.size();
   const std::string who = StrCat(role, " computation ", sig.name, " of ", op_);
   if (sig.params.size() != 2 * n) {
-    return Invalid(StrCat(who, " must take ", 2 * n, " parameters but takes ",
-                          sig.params.size()));
+    return Invalid(StrCat(who, " must take ", 2 * n, " parameters but takes ", sig.params.size()));
   }
   std::vector<const Shape*> acc;
   if (sig.result->IsArray()) {
     if (n != 1) {
-      return Invalid(StrCat(who, " must return a tuple of ", n, " scalars but returns ",
-                            Str(*sig.result)));
+      return Invalid(
+          StrCat(who, " must return a tuple of ", n, " scalars but returns ", Str(*sig.result)));
     }
     acc.push_back(sig.result);
   } else if (sig.result->IsTuple() && static_cast<size_t>(sig.result->tuple_count()) == n) {
     for (const Shape& e : sig.result->tuple_shapes()) acc.push_back(&e);
   } else {
-    return Invalid(StrCat(who, " must return ", n == 1 ? "a scalar" : StrCat("a tuple of ", n,
-                          " scalars"), " but returns ", Str(*sig.result)));
+    return Invalid(StrCat(who, " must return ",
+                          n == 1 ? "a scalar" : StrCat("a tuple of ", n, " scalars"),
+                          " but returns ", Str(*sig.result)));
   }
   for (const Shape* a : acc) {
     if (!a->IsScalar()) {
@@ -499,9 +501,8 @@ absl::Status Inferrer::VerifyReducer(const Signature& sig, const std::vector<con
                             " but the accumulator it receives has shape ", Str(*acc[i])));
     }
     if (i < inits.size() && !ShapesCompatibleIgnoringFpPrecision(*acc[i], *inits[i])) {
-      return Invalid(StrCat("init value ", i, " of ", op_, " has shape ", Str(*inits[i]),
-                            " but ", role, " computation ", sig.name, " accumulates ",
-                            Str(*acc[i])));
+      return Invalid(StrCat("init value ", i, " of ", op_, " has shape ", Str(*inits[i]), " but ",
+                            role, " computation ", sig.name, " accumulates ", Str(*acc[i])));
     }
     const Shape input_scalar = Scalar(input_types[i]);
     if (!ShapesCompatibleIgnoringFpPrecision(input_scalar, *sig.params[n + i])) {
@@ -602,8 +603,8 @@ absl::StatusOr<Shape> Inferrer::Binary() {
   const Shape& a = operand(0);
   const Shape& b = operand(1);
   if (!SameTypeIgnoringFp(a.element_type(), b.element_type()) || !SameDimensionSizes(a, b)) {
-    return Invalid(StrCat("operand 1 of ", op_, " has shape ", Str(b), " but operand 0 has ",
-                          Str(a)));
+    return Invalid(
+        StrCat("operand 1 of ", op_, " has shape ", Str(b), " but operand 0 has ", Str(a)));
   }
   const PT t = a.element_type();
   switch (instr_.opcode()) {
@@ -628,8 +629,8 @@ absl::StatusOr<Shape> Inferrer::Binary() {
     case Opcode::kOr:
     case Opcode::kXor:
       if (t != PT::kPred && !IsIntegral(t)) {
-        return Invalid(StrCat(op_, " needs pred or integral operands but they have shape ",
-                              Str(a)));
+        return Invalid(
+            StrCat(op_, " needs pred or integral operands but they have shape ", Str(a)));
       }
       break;
     case Opcode::kComplex:
@@ -639,8 +640,8 @@ absl::StatusOr<Shape> Inferrer::Binary() {
       if (a.element_type() == PT::kF64 && b.element_type() == PT::kF64) {
         return WithType(a, PT::kC128);
       }
-      return Invalid(StrCat(op_, " needs two f32 or two f64 operands, got ", Str(a), " and ",
-                            Str(b)));
+      return Invalid(
+          StrCat(op_, " needs two f32 or two f64 operands, got ", Str(a), " and ", Str(b)));
     default:
       break;
   }
@@ -660,8 +661,8 @@ absl::StatusOr<Shape> Inferrer::Compare() {
   const Shape& a = operand(0);
   const Shape& b = operand(1);
   if (!SameTypeIgnoringFp(a.element_type(), b.element_type()) || !SameDimensionSizes(a, b)) {
-    return Invalid(StrCat("operand 1 of compare has shape ", Str(b), " but operand 0 has ",
-                          Str(a)));
+    return Invalid(
+        StrCat("operand 1 of compare has shape ", Str(b), " but operand 0 has ", Str(a)));
   }
   Shape result = WithType(a, PT::kPred);
   for (int i = 0; i < b.rank(); ++i) {
@@ -677,13 +678,13 @@ absl::StatusOr<Shape> Inferrer::Select() {
   const Shape& on_true = operand(1);
   const Shape& on_false = operand(2);
   if (pred.element_type() != PT::kPred) {
-    return Invalid(StrCat("operand 0 of select must have element type pred but has shape ",
-                          Str(pred)));
+    return Invalid(
+        StrCat("operand 0 of select must have element type pred but has shape ", Str(pred)));
   }
   if (!SameTypeIgnoringFp(on_true.element_type(), on_false.element_type()) ||
       !SameDimensionSizes(on_true, on_false)) {
-    return Invalid(StrCat("operand 2 of select has shape ", Str(on_false),
-                          " but operand 1 has ", Str(on_true)));
+    return Invalid(StrCat("operand 2 of select has shape ", Str(on_false), " but operand 1 has ",
+                          Str(on_true)));
   }
   // A scalar predicate selects whole arrays; XLA accepts it.
   if (!pred.IsScalar() && !SameDimensionSizes(pred, on_true)) {
@@ -730,22 +731,21 @@ absl::StatusOr<Shape> Inferrer::BitcastConvert() {
   const Shape* d = declared();
   if (d == nullptr) return NeedDeclared("target element type");
   if (!d->IsArray()) {
-    return Invalid(StrCat("bitcast-convert produces an array but its declared shape is ",
-                          Str(*d)));
+    return Invalid(StrCat("bitcast-convert produces an array but its declared shape is ", Str(*d)));
   }
   const Shape& s = operand(0);
   const PT from = s.element_type();
   const PT to = d->element_type();
   if (IsComplex(from) != IsComplex(to)) {
-    return Invalid(StrCat("bitcast-convert cannot convert between complex and real types (",
-                          Str(s), " to ", TypeName(to), ")"));
+    return Invalid(StrCat("bitcast-convert cannot convert between complex and real types (", Str(s),
+                          " to ", TypeName(to), ")"));
   }
   const int in_bits = BitWidth(from);
   const int out_bits = BitWidth(to);
   if (in_bits <= 0 || out_bits <= 0 ||
       std::max(in_bits, out_bits) % std::min(in_bits, out_bits) != 0) {
-    return Invalid(StrCat("bitcast-convert cannot convert ", TypeName(from), " to ",
-                          TypeName(to), ": the bit widths do not divide"));
+    return Invalid(StrCat("bitcast-convert cannot convert ", TypeName(from), " to ", TypeName(to),
+                          ": the bit widths do not divide"));
   }
   std::vector<int64_t> dims = s.dimensions();
   std::vector<bool> dynamic = DynamicFlags(s);
@@ -786,8 +786,8 @@ absl::StatusOr<Shape> Inferrer::StochasticConvert() {
   const Shape* d = declared();
   if (d == nullptr) return NeedDeclared("target element type");
   if (!d->IsArray()) {
-    return Invalid(StrCat("stochastic-convert produces an array but its declared shape is ",
-                          Str(*d)));
+    return Invalid(
+        StrCat("stochastic-convert produces an array but its declared shape is ", Str(*d)));
   }
   return WithType(s, d->element_type());
 }
@@ -800,12 +800,12 @@ absl::StatusOr<Shape> Inferrer::ReducePrecision() {
     return Invalid(StrCat("reduce-precision needs a floating-point operand, got ", Str(s)));
   }
   if (attrs().exponent_bits < 1) {
-    return Invalid(StrCat("reduce-precision needs exponent_bits >= 1, got ",
-                          attrs().exponent_bits));
+    return Invalid(
+        StrCat("reduce-precision needs exponent_bits >= 1, got ", attrs().exponent_bits));
   }
   if (attrs().mantissa_bits < 0) {
-    return Invalid(StrCat("reduce-precision needs mantissa_bits >= 0, got ",
-                          attrs().mantissa_bits));
+    return Invalid(
+        StrCat("reduce-precision needs mantissa_bits >= 0, got ", attrs().mantissa_bits));
   }
   return s;
 }
@@ -824,17 +824,16 @@ absl::StatusOr<Shape> Inferrer::Iota() {
   const Shape* d = declared();
   if (d == nullptr) return NeedDeclared("shape");
   if (!d->IsArray() || d->rank() == 0) {
-    return Invalid(StrCat("iota produces an array of rank >= 1 but its declared shape is ",
-                          Str(*d)));
+    return Invalid(
+        StrCat("iota produces an array of rank >= 1 but its declared shape is ", Str(*d)));
   }
   const PT t = d->element_type();
   if (!IsIntegral(t) && !IsFloatingPoint(t) && !IsComplex(t)) {
-    return Invalid(StrCat("iota needs an integral, floating-point or complex type, got ",
-                          Str(*d)));
+    return Invalid(StrCat("iota needs an integral, floating-point or complex type, got ", Str(*d)));
   }
   if (instr_.iota_dimension() < 0 || instr_.iota_dimension() >= d->rank()) {
-    return Invalid(StrCat("iota_dimension=", instr_.iota_dimension(),
-                          " is out of range for ", Str(*d)));
+    return Invalid(
+        StrCat("iota_dimension=", instr_.iota_dimension(), " is out of range for ", Str(*d)));
   }
   return *d;
 }
@@ -855,12 +854,13 @@ absl::StatusOr<Shape> Inferrer::Broadcast() {
     return Invalid(StrCat("broadcast produces an array but its declared shape is ", Str(*d)));
   }
   if (d->element_type() != s.element_type()) {
-    return Invalid(StrCat("broadcast cannot change the element type: operand 0 has shape ",
-                          Str(s), " but the result is ", Str(*d)));
+    return Invalid(StrCat("broadcast cannot change the element type: operand 0 has shape ", Str(s),
+                          " but the result is ", Str(*d)));
   }
   if (static_cast<int64_t>(dims.size()) != s.rank()) {
-    return Invalid(StrCat("broadcast dimensions=", Str(dims), " must list one result dimension "
-                          "per operand dimension; operand 0 has shape ", Str(s)));
+    return Invalid(StrCat(
+        "broadcast dimensions=", Str(dims),
+        " must list one result dimension per operand dimension; operand 0 has shape ", Str(s)));
   }
   SI_RETURN_IF_ERROR(CheckDimList(dims, d->rank(), /*sorted=*/false, "dimensions of broadcast"));
   for (int i = 0; i < s.rank(); ++i) {
@@ -889,8 +889,8 @@ absl::StatusOr<Shape> Inferrer::Reshape() {
   const int64_t out = d->ElementCount();
   if (in < 0 || out < 0) return Invalid("reshape element count overflows");
   if (in != out) {
-    return Invalid(StrCat("reshape from ", Str(s), " (", in, " elements) to ", Str(*d), " (",
-                          out, " elements) changes the element count"));
+    return Invalid(StrCat("reshape from ", Str(s), " (", in, " elements) to ", Str(*d), " (", out,
+                          " elements) changes the element count"));
   }
   return MakeArray(s.element_type(), d->dimensions(), DynamicFlags(*d));
 }
@@ -902,8 +902,7 @@ absl::StatusOr<Shape> Inferrer::DynamicReshape() {
   const Shape* d = declared();
   if (d == nullptr) return NeedDeclared("result dimensions");
   if (!d->IsArray()) {
-    return Invalid(StrCat("dynamic-reshape produces an array but its declared shape is ",
-                          Str(*d)));
+    return Invalid(StrCat("dynamic-reshape produces an array but its declared shape is ", Str(*d)));
   }
   if (count() != d->rank() + 1) {
     return Invalid(StrCat("dynamic-reshape to ", Str(*d), " needs ", d->rank() + 1,
@@ -912,8 +911,9 @@ absl::StatusOr<Shape> Inferrer::DynamicReshape() {
   }
   for (int i = 1; i < count(); ++i) {
     if (!IsScalarOf(operand(i), PT::kS32)) {
-      return Invalid(StrCat("operand ", i, " of dynamic-reshape is a size and must be s32[] "
-                            "but has shape ", Str(operand(i))));
+      return Invalid(StrCat("operand ", i,
+                            " of dynamic-reshape is a size and must be s32[] but has shape ",
+                            Str(operand(i))));
     }
   }
   if (HasUnboundedDim(s) || HasUnboundedDim(*d)) {
@@ -962,12 +962,16 @@ absl::StatusOr<Shape> Inferrer::Slice() {
   for (int i = 0; i < s.rank(); ++i) {
     const SliceDimension& r = slice[i];
     const std::string range = StrCat("[", r.start, ":", r.limit, ":", r.stride, "]");
-    if (r.start < 0) return Invalid(StrCat("slice range ", range, " in dimension ", i,
-                                           " starts below 0"));
-    if (r.stride <= 0) return Invalid(StrCat("slice range ", range, " in dimension ", i,
-                                             " needs a positive stride"));
-    if (r.start > r.limit) return Invalid(StrCat("slice range ", range, " in dimension ", i,
-                                                 " ends before it starts"));
+    if (r.start < 0) {
+      return Invalid(StrCat("slice range ", range, " in dimension ", i, " starts below 0"));
+    }
+    if (r.stride <= 0) {
+      return Invalid(
+          StrCat("slice range ", range, " in dimension ", i, " needs a positive stride"));
+    }
+    if (r.start > r.limit) {
+      return Invalid(StrCat("slice range ", range, " in dimension ", i, " ends before it starts"));
+    }
     if (s.dimension(i) != kUnbounded && r.limit > s.dimension(i)) {
       return Invalid(StrCat("slice range ", range, " in dimension ", i, " exceeds the size ",
                             s.dimension(i), " of operand 0 (", Str(s), ")"));
@@ -999,8 +1003,8 @@ absl::StatusOr<Shape> Inferrer::DynamicSlice() {
   }
   const std::vector<int64_t>& sizes = attrs().slice_sizes;
   if (static_cast<int64_t>(sizes.size()) != s.rank()) {
-    return Invalid(StrCat("dynamic-slice has ", sizes.size(), " dynamic_slice_sizes but operand 0 (",
-                          Str(s), ") has rank ", s.rank()));
+    return Invalid(StrCat("dynamic-slice has ", sizes.size(),
+                          " dynamic_slice_sizes but operand 0 (", Str(s), ") has rank ", s.rank()));
   }
   for (int i = 0; i < s.rank(); ++i) {
     if (sizes[i] < 0 || (s.dimension(i) != kUnbounded && sizes[i] > s.dimension(i))) {
@@ -1029,11 +1033,9 @@ absl::StatusOr<Shape> Inferrer::DynamicUpdateSlice() {
     }
     SI_RETURN_IF_ERROR(ExpectIntegralScalarIndices(2, count(), "start index"));
   }
-  if (update.rank() != s.rank() ||
-      !SameTypeIgnoringFp(update.element_type(), s.element_type())) {
+  if (update.rank() != s.rank() || !SameTypeIgnoringFp(update.element_type(), s.element_type())) {
     return Invalid(StrCat("operand 1 of dynamic-update-slice has shape ", Str(update),
-                          " but must have the rank and element type of operand 0 (", Str(s),
-                          ")"));
+                          " but must have the rank and element type of operand 0 (", Str(s), ")"));
   }
   for (int i = 0; i < s.rank(); ++i) {
     if (s.dimension(i) != kUnbounded && update.dimension(i) != kUnbounded &&
@@ -1051,23 +1053,23 @@ absl::StatusOr<Shape> Inferrer::Concatenate() {
   const Shape& first = operand(0);
   for (int i = 0; i < count(); ++i) SI_RETURN_IF_ERROR(ExpectArray(i));
   if (dim < 0 || dim >= first.rank()) {
-    return Invalid(StrCat("concatenate dimension ", dim, " is out of range for operand 0 (",
-                          Str(first), ")"));
+    return Invalid(
+        StrCat("concatenate dimension ", dim, " is out of range for operand 0 (", Str(first), ")"));
   }
   std::vector<int64_t> dims = first.dimensions();
   std::vector<bool> dynamic = DynamicFlags(first);
   PT type = first.element_type();
   for (int i = 1; i < count(); ++i) {
     const Shape& s = operand(i);
-    bool ok = s.rank() == first.rank() &&
-              SameTypeIgnoringFp(s.element_type(), first.element_type());
+    bool ok =
+        s.rank() == first.rank() && SameTypeIgnoringFp(s.element_type(), first.element_type());
     for (int j = 0; ok && j < s.rank(); ++j) {
       ok = j == dim || DimsMatch(s.dimension(j), first.dimension(j));
     }
     if (!ok) {
       return Invalid(StrCat("operand ", i, " of concatenate has shape ", Str(s),
-                            " but operand 0 has ", Str(first), "; they may differ only in "
-                            "dimension ", dim));
+                            " but operand 0 has ", Str(first),
+                            "; they may differ only in dimension ", dim));
     }
     type = HigherPrecision(type, s.element_type());
     if (dims[dim] == kUnbounded || s.dimension(static_cast<int>(dim)) == kUnbounded) {
@@ -1089,21 +1091,22 @@ absl::StatusOr<Shape> Inferrer::Pad() {
   const Shape& s = operand(0);
   const Shape& value = operand(1);
   if (!value.IsScalar() || !SameTypeIgnoringFp(value.element_type(), s.element_type())) {
-    return Invalid(StrCat("operand 1 of pad is the padding value and must be a scalar of the "
-                          "element type of operand 0 (", Str(s), ") but has shape ", Str(value)));
+    return Invalid(
+        StrCat("operand 1 of pad is the padding value and must be a scalar of the element type of "
+               "operand 0 (",
+               Str(s), ") but has shape ", Str(value)));
   }
   if (!attrs().padding) return Invalid("pad needs padding=");
   const PaddingConfig& padding = *attrs().padding;
   if (static_cast<int64_t>(padding.size()) != s.rank()) {
-    return Invalid(StrCat("pad has padding for ", padding.size(),
-                          " dimensions but operand 0 (", Str(s), ") has rank ", s.rank()));
+    return Invalid(StrCat("pad has padding for ", padding.size(), " dimensions but operand 0 (",
+                          Str(s), ") has rank ", s.rank()));
   }
   std::vector<int64_t> dims(s.rank());
   for (int i = 0; i < s.rank(); ++i) {
     const PaddingDimension& p = padding[i];
     if (p.interior < 0) {
-      return Invalid(StrCat("pad has negative interior padding ", p.interior, " in dimension ",
-                            i));
+      return Invalid(StrCat("pad has negative interior padding ", p.interior, " in dimension ", i));
     }
     const int64_t size = s.dimension(i);
     if (size == kUnbounded) return Unimpl("pad of an unbounded dimension");
@@ -1115,8 +1118,7 @@ absl::StatusOr<Shape> Inferrer::Pad() {
       return Invalid(StrCat("pad result size overflows in dimension ", i));
     }
     if (result < 0) {
-      return Invalid(StrCat("pad makes dimension ", i, " of ", Str(s), " negative (", result,
-                            ")"));
+      return Invalid(StrCat("pad makes dimension ", i, " of ", Str(s), " negative (", result, ")"));
     }
     dims[i] = result;
   }
@@ -1142,12 +1144,13 @@ absl::StatusOr<Shape> Inferrer::Gather() {
   const Shape& input = operand(0);
   const Shape& indices = operand(1);
   if (!IsIntegral(indices.element_type())) {
-    return Invalid(StrCat("operand 1 of gather holds indices and must be integral, got ",
-                          Str(indices)));
+    return Invalid(
+        StrCat("operand 1 of gather holds indices and must be integral, got ", Str(indices)));
   }
   if (!attrs().gather_dimension_numbers) {
-    return Invalid("gather needs offset_dims=, collapsed_slice_dims=, start_index_map=, "
-                   "index_vector_dim= and slice_sizes=");
+    return Invalid(
+        "gather needs offset_dims=, collapsed_slice_dims=, start_index_map=, index_vector_dim= and "
+        "slice_sizes=");
   }
   const GatherDimensionNumbers& d = *attrs().gather_dimension_numbers;
   const std::vector<int64_t>& slice_sizes = attrs().slice_sizes;
@@ -1166,15 +1169,15 @@ absl::StatusOr<Shape> Inferrer::Gather() {
   const int64_t in_rank = input.rank();
   const int64_t batch_rank = static_cast<int64_t>(expanded.size()) - 1;
   const int64_t out_rank = static_cast<int64_t>(d.offset_dims.size()) + batch_rank;
-  SI_RETURN_IF_ERROR(CheckDimList(d.offset_dims, out_rank, /*sorted=*/true,
-                                  "offset_dims of gather"));
+  SI_RETURN_IF_ERROR(
+      CheckDimList(d.offset_dims, out_rank, /*sorted=*/true, "offset_dims of gather"));
   if (static_cast<int64_t>(d.start_index_map.size()) != expanded[ivd]) {
     return Invalid(StrCat("start_index_map ", Str(d.start_index_map), " of gather has ",
-                          d.start_index_map.size(), " entries but the index vector dimension ",
-                          ivd, " of the indices has size ", expanded[ivd]));
+                          d.start_index_map.size(), " entries but the index vector dimension ", ivd,
+                          " of the indices has size ", expanded[ivd]));
   }
-  SI_RETURN_IF_ERROR(CheckDimList(d.start_index_map, in_rank, /*sorted=*/false,
-                                  "start_index_map of gather"));
+  SI_RETURN_IF_ERROR(
+      CheckDimList(d.start_index_map, in_rank, /*sorted=*/false, "start_index_map of gather"));
   SI_RETURN_IF_ERROR(CheckDimList(d.collapsed_slice_dims, in_rank, /*sorted=*/true,
                                   "collapsed_slice_dims of gather"));
   SI_RETURN_IF_ERROR(CheckDimList(d.operand_batching_dims, in_rank, /*sorted=*/true,
@@ -1192,13 +1195,13 @@ absl::StatusOr<Shape> Inferrer::Gather() {
       return Invalid("start_indices_batching_dims of gather cannot contain index_vector_dim");
     }
     if (Contains(d.collapsed_slice_dims, od) || Contains(d.start_index_map, od)) {
-      return Invalid(StrCat("operand batching dimension ", od, " of gather cannot also be "
-                            "collapsed or indexed"));
+      return Invalid(StrCat("operand batching dimension ", od,
+                            " of gather cannot also be collapsed or indexed"));
     }
     if (!DimsMatch(input.dimension(static_cast<int>(od)), expanded[id])) {
       return Invalid(StrCat("gather batching dimension ", od, " of operand 0 (", Str(input),
-                            ") does not match dimension ", id, " of the indices (",
-                            Str(indices), ")"));
+                            ") does not match dimension ", id, " of the indices (", Str(indices),
+                            ")"));
     }
   }
   if (static_cast<int64_t>(slice_sizes.size()) != in_rank) {
@@ -1258,8 +1261,9 @@ absl::StatusOr<Shape> Inferrer::Gather() {
 absl::StatusOr<Shape> Inferrer::Scatter() {
   SI_RETURN_IF_ERROR(ExpectAtLeast(3));
   if (count() % 2 != 1) {
-    return Invalid(StrCat("scatter takes N operands, the indices and N updates (an odd count) "
-                          "but has ", count(), " operands"));
+    return Invalid(
+        StrCat("scatter takes N operands, the indices and N updates (an odd count) but has ",
+               count(), " operands"));
   }
   for (int i = 0; i < count(); ++i) SI_RETURN_IF_ERROR(ExpectArray(i));
   const int n = count() / 2;
@@ -1269,8 +1273,9 @@ absl::StatusOr<Shape> Inferrer::Scatter() {
                           Str(indices)));
   }
   if (!attrs().scatter_dimension_numbers) {
-    return Invalid("scatter needs update_window_dims=, inserted_window_dims=, "
-                   "scatter_dims_to_operand_dims= and index_vector_dim=");
+    return Invalid(
+        "scatter needs update_window_dims=, inserted_window_dims=, scatter_dims_to_operand_dims= "
+        "and index_vector_dim=");
   }
   const ScatterDimensionNumbers& d = *attrs().scatter_dimension_numbers;
   const int64_t ivd = d.index_vector_dim;
@@ -1314,13 +1319,13 @@ absl::StatusOr<Shape> Inferrer::Scatter() {
       return Invalid("scatter_indices_batching_dims of scatter cannot contain index_vector_dim");
     }
     if (Contains(d.inserted_window_dims, od) || Contains(d.scatter_dims_to_operand_dims, od)) {
-      return Invalid(StrCat("input batching dimension ", od, " of scatter cannot also be "
-                            "inserted or indexed"));
+      return Invalid(StrCat("input batching dimension ", od,
+                            " of scatter cannot also be inserted or indexed"));
     }
     if (!DimsMatch(operand0.dimension(static_cast<int>(od)), expanded[id])) {
       return Invalid(StrCat("scatter batching dimension ", od, " of operand 0 (", Str(operand0),
-                            ") does not match dimension ", id, " of the indices (",
-                            Str(indices), ")"));
+                            ") does not match dimension ", id, " of the indices (", Str(indices),
+                            ")"));
     }
   }
   if (static_cast<int64_t>(d.update_window_dims.size() + d.inserted_window_dims.size() +
@@ -1354,8 +1359,8 @@ absl::StatusOr<Shape> Inferrer::Scatter() {
   for (size_t i = 0; i < d.update_window_dims.size() && i < window_bounds.size(); ++i) {
     const int64_t u = updates0.dimension(static_cast<int>(d.update_window_dims[i]));
     if (window_bounds[i] != kUnbounded && u != kUnbounded && u > window_bounds[i]) {
-      return Invalid(StrCat("scatter update window dimension ", d.update_window_dims[i],
-                            " (size ", u, ") exceeds the operand bound ", window_bounds[i]));
+      return Invalid(StrCat("scatter update window dimension ", d.update_window_dims[i], " (size ",
+                            u, ") exceeds the operand bound ", window_bounds[i]));
     }
   }
   int64_t next_index = 0;
@@ -1365,8 +1370,8 @@ absl::StatusOr<Shape> Inferrer::Scatter() {
     if (next_index >= static_cast<int64_t>(expanded.size())) break;
     if (!DimsMatch(updates0.dimension(static_cast<int>(i)), expanded[next_index])) {
       return Invalid(StrCat("scatter update dimension ", i, " of ", Str(updates0),
-                            " must match dimension ", next_index, " of the indices (",
-                            Str(indices), ")"));
+                            " must match dimension ", next_index, " of the indices (", Str(indices),
+                            ")"));
     }
     ++next_index;
   }
@@ -1405,8 +1410,8 @@ absl::StatusOr<Shape> Inferrer::Reduce() {
                             " but input 0 has ", Str(first)));
     }
   }
-  SI_RETURN_IF_ERROR(CheckDimList(instr_.dimensions(), first.rank(), /*sorted=*/false,
-                                  "dimensions of reduce"));
+  SI_RETURN_IF_ERROR(
+      CheckDimList(instr_.dimensions(), first.rank(), /*sorted=*/false, "dimensions of reduce"));
   SI_ASSIGN_OR_RETURN(const Computation* to_apply, Called(0, "a to_apply= computation"));
   SI_ASSIGN_OR_RETURN(const Signature sig, GetSignature(*to_apply));
   std::vector<const Shape*> inits;
@@ -1435,8 +1440,8 @@ absl::StatusOr<Shape> Inferrer::Reduce() {
 absl::StatusOr<Shape> Inferrer::ReduceWindow() {
   SI_RETURN_IF_ERROR(ExpectAtLeast(2));
   if (count() % 2 != 0) {
-    return Invalid(StrCat("reduce-window takes N inputs and N init values (an even count) but "
-                          "has ", count(), " operands"));
+    return Invalid(StrCat("reduce-window takes N inputs and N init values (an even count) but has ",
+                          count(), " operands"));
   }
   const int n = count() / 2;
   for (int i = 0; i < count(); ++i) SI_RETURN_IF_ERROR(ExpectArray(i));
@@ -1510,16 +1515,15 @@ absl::StatusOr<Shape> Inferrer::SelectAndScatter() {
 // Dot-like
 
 absl::StatusOr<Shape> Inferrer::DotLike(const Shape& lhs, const Shape& rhs,
-                                        const DotDimensionNumbers& d,
-                                        int64_t rhs_group_dim) const {
+                                        const DotDimensionNumbers& d, int64_t rhs_group_dim) const {
   SI_RETURN_IF_ERROR(CheckDimList(d.lhs_contracting_dimensions, lhs.rank(), false,
                                   StrCat("lhs_contracting_dims of ", op_)));
   SI_RETURN_IF_ERROR(CheckDimList(d.rhs_contracting_dimensions, rhs.rank(), false,
                                   StrCat("rhs_contracting_dims of ", op_)));
-  SI_RETURN_IF_ERROR(CheckDimList(d.lhs_batch_dimensions, lhs.rank(), false,
-                                  StrCat("lhs_batch_dims of ", op_)));
-  SI_RETURN_IF_ERROR(CheckDimList(d.rhs_batch_dimensions, rhs.rank(), false,
-                                  StrCat("rhs_batch_dims of ", op_)));
+  SI_RETURN_IF_ERROR(
+      CheckDimList(d.lhs_batch_dimensions, lhs.rank(), false, StrCat("lhs_batch_dims of ", op_)));
+  SI_RETURN_IF_ERROR(
+      CheckDimList(d.rhs_batch_dimensions, rhs.rank(), false, StrCat("rhs_batch_dims of ", op_)));
   for (int64_t c : d.lhs_contracting_dimensions) {
     if (Contains(d.lhs_batch_dimensions, c)) {
       return Invalid(StrCat(op_, " uses lhs dimension ", c, " as both batch and contracting"));
@@ -1527,8 +1531,8 @@ absl::StatusOr<Shape> Inferrer::DotLike(const Shape& lhs, const Shape& rhs,
   }
   for (int64_t c : d.rhs_contracting_dimensions) {
     if (Contains(d.rhs_batch_dimensions, c) || c == rhs_group_dim) {
-      return Invalid(StrCat(op_, " uses rhs dimension ", c, " twice (batch, contracting or "
-                            "group)"));
+      return Invalid(
+          StrCat(op_, " uses rhs dimension ", c, " twice (batch, contracting or group)"));
     }
   }
   if (Contains(d.rhs_batch_dimensions, rhs_group_dim)) {
@@ -1548,9 +1552,8 @@ absl::StatusOr<Shape> Inferrer::DotLike(const Shape& lhs, const Shape& rhs,
     const int64_t r = rhs.dimension(static_cast<int>(d.rhs_contracting_dimensions[i]));
     if (!DimsMatch(l, r)) {
       return Invalid(StrCat(op_, " contracts lhs dimension ", d.lhs_contracting_dimensions[i],
-                            " (size ", l, ") with rhs dimension ",
-                            d.rhs_contracting_dimensions[i], " (size ", r, "); lhs is ",
-                            Str(lhs), ", rhs is ", Str(rhs)));
+                            " (size ", l, ") with rhs dimension ", d.rhs_contracting_dimensions[i],
+                            " (size ", r, "); lhs is ", Str(lhs), ", rhs is ", Str(rhs)));
     }
   }
   for (size_t i = 0; i < d.lhs_batch_dimensions.size(); ++i) {
@@ -1618,8 +1621,10 @@ absl::StatusOr<Shape> Inferrer::RaggedDot() {
   const Shape& rhs = operand(1);
   const Shape& group_sizes = operand(2);
   if (!IsIntegral(group_sizes.element_type()) || group_sizes.rank() < 1) {
-    return Invalid(StrCat("operand 2 of ragged-dot holds group sizes and must be an integral "
-                          "array of rank >= 1, got ", Str(group_sizes)));
+    return Invalid(
+        StrCat("operand 2 of ragged-dot holds group sizes and must be an integral array of rank >= "
+               "1, got ",
+               Str(group_sizes)));
   }
   const int64_t groups = group_sizes.dimension(group_sizes.rank() - 1);
   const DotDimensionNumbers none;
@@ -1652,8 +1657,10 @@ absl::StatusOr<Shape> Inferrer::RaggedDot() {
     return MakeArray(result.element_type(), std::move(dims), dynamic);
   }
   if (d.rhs_group_dimensions.size() != 1) {
-    return Invalid(StrCat("ragged-dot with a ragged non-contracting dimension needs exactly one "
-                          "rhs_group_dims entry, got ", Str(d.rhs_group_dimensions)));
+    return Invalid(
+        StrCat("ragged-dot with a ragged non-contracting dimension needs exactly one "
+               "rhs_group_dims entry, got ",
+               Str(d.rhs_group_dimensions)));
   }
   const int64_t group_dim = d.rhs_group_dimensions[0];
   if (group_dim < 0 || group_dim >= rhs.rank()) {
@@ -1662,8 +1669,8 @@ absl::StatusOr<Shape> Inferrer::RaggedDot() {
   }
   if (!DimsMatch(rhs.dimension(static_cast<int>(group_dim)), groups)) {
     return Invalid(StrCat("ragged-dot rhs group dimension ", group_dim, " of ", Str(rhs),
-                          " must match the ", groups, " groups of operand 2 (",
-                          Str(group_sizes), ")"));
+                          " must match the ", groups, " groups of operand 2 (", Str(group_sizes),
+                          ")"));
   }
   return DotLike(lhs, rhs, d, group_dim);
 }
@@ -1681,8 +1688,8 @@ absl::StatusOr<Shape> Inferrer::Convolution() {
   if (fgc <= 0) return Invalid(StrCat("feature_group_count=", fgc, " must be positive"));
   if (bgc <= 0) return Invalid(StrCat("batch_group_count=", bgc, " must be positive"));
   if (fgc > 1 && bgc > 1) {
-    return Invalid("convolution cannot have both feature_group_count and batch_group_count "
-                   "above 1");
+    return Invalid(
+        "convolution cannot have both feature_group_count and batch_group_count above 1");
   }
   const size_t spatial = d.input_spatial_dimensions.size();
   if (d.kernel_spatial_dimensions.size() != spatial ||
@@ -1692,13 +1699,14 @@ absl::StatusOr<Shape> Inferrer::Convolution() {
   const Window empty;
   const Window& window = attrs().window ? *attrs().window : empty;
   if (window.size() != spatial) {
-    return Invalid(StrCat("convolution window has ", window.size(), " dimensions but dim_labels "
-                          "name ", spatial, " spatial dimensions"));
+    return Invalid(StrCat("convolution window has ", window.size(),
+                          " dimensions but dim_labels name ", spatial, " spatial dimensions"));
   }
   const int64_t rank = static_cast<int64_t>(spatial) + 2;
   if (lhs.rank() != rank || rhs.rank() != rank) {
-    return Invalid(StrCat("convolution with ", spatial, " spatial dimensions needs operands of "
-                          "rank ", rank, ", got ", Str(lhs), " and ", Str(rhs)));
+    return Invalid(StrCat("convolution with ", spatial,
+                          " spatial dimensions needs operands of rank ", rank, ", got ", Str(lhs),
+                          " and ", Str(rhs)));
   }
   auto labels = [](int64_t a, int64_t b, const std::vector<int64_t>& s) {
     std::vector<int64_t> v = {a, b};
@@ -1706,12 +1714,12 @@ absl::StatusOr<Shape> Inferrer::Convolution() {
     return v;
   };
   SI_RETURN_IF_ERROR(CheckDimList(
-      labels(d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions),
-      rank, false, "input dim_labels of convolution"));
-  SI_RETURN_IF_ERROR(CheckDimList(labels(d.kernel_input_feature_dimension,
-                                         d.kernel_output_feature_dimension,
-                                         d.kernel_spatial_dimensions),
-                                  rank, false, "kernel dim_labels of convolution"));
+      labels(d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions), rank,
+      false, "input dim_labels of convolution"));
+  SI_RETURN_IF_ERROR(
+      CheckDimList(labels(d.kernel_input_feature_dimension, d.kernel_output_feature_dimension,
+                          d.kernel_spatial_dimensions),
+                   rank, false, "kernel dim_labels of convolution"));
   SI_RETURN_IF_ERROR(CheckDimList(
       labels(d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions),
       rank, false, "output dim_labels of convolution"));
@@ -1728,9 +1736,10 @@ absl::StatusOr<Shape> Inferrer::Convolution() {
                           ") must be a multiple of batch_group_count=", bgc));
   }
   if (input_features % fgc != 0 || input_features / fgc != kernel_in) {
-    return Invalid(StrCat("convolution input features (", input_features, ") divided by "
-                          "feature_group_count=", fgc, " must equal the kernel input features (",
-                          kernel_in, "); lhs is ", Str(lhs), ", rhs is ", Str(rhs)));
+    return Invalid(StrCat("convolution input features (", input_features,
+                          ") divided by feature_group_count=", fgc,
+                          " must equal the kernel input features (", kernel_in, "); lhs is ",
+                          Str(lhs), ", rhs is ", Str(rhs)));
   }
   if (kernel_out % fgc != 0) {
     return Invalid(StrCat("convolution kernel output features (", kernel_out,
@@ -1744,17 +1753,17 @@ absl::StatusOr<Shape> Inferrer::Convolution() {
   std::vector<bool> dynamic(rank, false);
   dims[d.output_batch_dimension] = input_batch / bgc;
   dims[d.output_feature_dimension] = kernel_out;
-  dynamic[d.output_batch_dimension] = lhs.is_dynamic_dimension(static_cast<int>(d.input_batch_dimension));
+  dynamic[d.output_batch_dimension] =
+      lhs.is_dynamic_dimension(static_cast<int>(d.input_batch_dimension));
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t kernel_size = dim(rhs, d.kernel_spatial_dimensions[i]);
     if (window[i].size != kernel_size) {
-      return Invalid(StrCat("convolution window size ", window[i].size, " in spatial dimension ",
-                            i, " does not match the kernel (", Str(rhs), ")"));
+      return Invalid(StrCat("convolution window size ", window[i].size, " in spatial dimension ", i,
+                            " does not match the kernel (", Str(rhs), ")"));
     }
-    SI_ASSIGN_OR_RETURN(
-        dims[d.output_spatial_dimensions[i]],
-        WindowOutputSize(dim(lhs, d.input_spatial_dimensions[i]), window[i], static_cast<int>(i),
-                         op_));
+    SI_ASSIGN_OR_RETURN(dims[d.output_spatial_dimensions[i]],
+                        WindowOutputSize(dim(lhs, d.input_spatial_dimensions[i]), window[i],
+                                         static_cast<int>(i), op_));
     dynamic[d.output_spatial_dimensions[i]] =
         lhs.is_dynamic_dimension(static_cast<int>(d.input_spatial_dimensions[i]));
   }
@@ -1776,8 +1785,8 @@ absl::StatusOr<Shape> Inferrer::Fft() {
     return Invalid(StrCat("fft needs fft_length with 1 to 3 entries, got ", Str(len)));
   }
   if (s.rank() < fft_rank) {
-    return Invalid(StrCat("fft of rank ", fft_rank, " needs an operand of at least that rank, got ",
-                          Str(s)));
+    return Invalid(
+        StrCat("fft of rank ", fft_rank, " needs an operand of at least that rank, got ", Str(s)));
   }
   for (int64_t l : len) {
     if (l < 0) return Invalid(StrCat("fft_length ", Str(len), " contains a negative length"));
@@ -1787,7 +1796,9 @@ absl::StatusOr<Shape> Inferrer::Fft() {
   switch (attrs().fft_type) {
     case FftType::kFft:
     case FftType::kIfft:
-      if (!IsComplex(t)) return Invalid(StrCat("FFT and IFFT need a complex operand, got ", Str(s)));
+      if (!IsComplex(t)) {
+        return Invalid(StrCat("FFT and IFFT need a complex operand, got ", Str(s)));
+      }
       return s;
     case FftType::kRfft: {
       if (t != PT::kF32 && t != PT::kF64) {
@@ -1832,8 +1843,9 @@ absl::StatusOr<Shape> Inferrer::TriangularSolve() {
   const Shape& b = operand(1);
   if ((!IsFloatingPoint(a.element_type()) && !IsComplex(a.element_type())) ||
       a.element_type() != b.element_type()) {
-    return Invalid(StrCat("triangular-solve needs floating-point or complex operands of one "
-                          "type, got ", Str(a), " and ", Str(b)));
+    return Invalid(
+        StrCat("triangular-solve needs floating-point or complex operands of one type, got ",
+               Str(a), " and ", Str(b)));
   }
   if (a.rank() < 2 || b.rank() != a.rank()) {
     return Invalid(StrCat("triangular-solve needs operands of equal rank >= 2, got ", Str(a),
@@ -1841,8 +1853,8 @@ absl::StatusOr<Shape> Inferrer::TriangularSolve() {
   }
   const int r = a.rank();
   if (!DimsMatch(a.dimension(r - 2), a.dimension(r - 1))) {
-    return Invalid(StrCat("operand 0 of triangular-solve must be square in its two minor "
-                          "dimensions, got ", Str(a)));
+    return Invalid(StrCat(
+        "operand 0 of triangular-solve must be square in its two minor dimensions, got ", Str(a)));
   }
   if (!DimsMatch(a.dimension(r - 1), b.dimension(attrs().left_side ? r - 2 : r - 1))) {
     return Invalid(StrCat("triangular-solve operands ", Str(a), " and ", Str(b),
@@ -1869,8 +1881,9 @@ absl::StatusOr<Shape> Inferrer::Cholesky() {
     return Invalid(StrCat("cholesky needs a floating-point or complex operand, got ", Str(a)));
   }
   if (a.rank() < 2 || !DimsMatch(a.dimension(a.rank() - 2), a.dimension(a.rank() - 1))) {
-    return Invalid(StrCat("cholesky needs an operand of rank >= 2 that is square in its two "
-                          "minor dimensions, got ", Str(a)));
+    return Invalid(StrCat(
+        "cholesky needs an operand of rank >= 2 that is square in its two minor dimensions, got ",
+        Str(a)));
   }
   return a;
 }
@@ -1929,8 +1942,8 @@ absl::StatusOr<Shape> Inferrer::TopK() {
   dims.back() = k;
   std::vector<bool> dynamic = DynamicFlags(s);
   dynamic.back() = false;
-  return Shape::Tuple({MakeArray(s.element_type(), dims, dynamic),
-                       MakeArray(PT::kS32, dims, dynamic)});
+  return Shape::Tuple(
+      {MakeArray(s.element_type(), dims, dynamic), MakeArray(PT::kS32, dims, dynamic)});
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -1947,8 +1960,7 @@ absl::StatusOr<Shape> Inferrer::GetTupleElement() {
   SI_RETURN_IF_ERROR(ExpectCount(1));
   const Shape& s = operand(0);
   if (!s.IsTuple()) {
-    return Invalid(StrCat("operand 0 of get-tuple-element must be a tuple but has shape ",
-                          Str(s)));
+    return Invalid(StrCat("operand 0 of get-tuple-element must be a tuple but has shape ", Str(s)));
   }
   const int64_t index = instr_.tuple_index();
   if (index < 0 || index >= s.tuple_count()) {
@@ -1968,16 +1980,16 @@ absl::StatusOr<Shape> Inferrer::While() {
   SI_ASSIGN_OR_RETURN(const Signature body_sig, GetSignature(*body));
   const Shape& init = operand(0);
   if (cond_sig.params.size() != 1) {
-    return Invalid(StrCat("condition computation ", cond_sig.name, " of while must take 1 "
-                          "parameter but takes ", cond_sig.params.size()));
+    return Invalid(StrCat("condition computation ", cond_sig.name,
+                          " of while must take 1 parameter but takes ", cond_sig.params.size()));
   }
   if (body_sig.params.size() != 1) {
-    return Invalid(StrCat("body computation ", body_sig.name, " of while must take 1 "
-                          "parameter but takes ", body_sig.params.size()));
+    return Invalid(StrCat("body computation ", body_sig.name,
+                          " of while must take 1 parameter but takes ", body_sig.params.size()));
   }
   if (!ShapesCompatible(*cond_sig.result, Scalar(PT::kPred))) {
-    return Invalid(StrCat("condition computation ", cond_sig.name, " of while must return "
-                          "pred[] but returns ", Str(*cond_sig.result)));
+    return Invalid(StrCat("condition computation ", cond_sig.name,
+                          " of while must return pred[] but returns ", Str(*cond_sig.result)));
   }
   if (!ShapesCompatible(*body_sig.params[0], init)) {
     return Invalid(StrCat("body computation ", body_sig.name, " of while takes ",
@@ -2002,14 +2014,15 @@ absl::StatusOr<Shape> Inferrer::Conditional() {
   const size_t branches = instr_.called_computations().size();
   if (IsScalarOf(index, PT::kPred)) {
     if (branches != 2) {
-      return Invalid(StrCat("conditional with a pred index needs true_computation= and "
-                            "false_computation=, got ", branches, " computations"));
+      return Invalid(StrCat(
+          "conditional with a pred index needs true_computation= and false_computation=, got ",
+          branches, " computations"));
     }
   } else if (IsScalarOf(index, PT::kS32)) {
     if (branches < 1) return Invalid("conditional needs branch_computations=");
   } else {
-    return Invalid(StrCat("operand 0 of conditional must be pred[] or s32[] but has shape ",
-                          Str(index)));
+    return Invalid(
+        StrCat("operand 0 of conditional must be pred[] or s32[] but has shape ", Str(index)));
   }
   if (static_cast<size_t>(count()) != branches + 1) {
     return Invalid(StrCat("conditional with ", branches, " branches takes ", branches + 1,
@@ -2020,8 +2033,8 @@ absl::StatusOr<Shape> Inferrer::Conditional() {
     SI_ASSIGN_OR_RETURN(const Computation* branch, Called(j, "a branch computation"));
     SI_ASSIGN_OR_RETURN(const Signature sig, GetSignature(*branch));
     if (sig.params.size() != 1) {
-      return Invalid(StrCat("branch computation ", sig.name, " of conditional must take 1 "
-                            "parameter but takes ", sig.params.size()));
+      return Invalid(StrCat("branch computation ", sig.name,
+                            " of conditional must take 1 parameter but takes ", sig.params.size()));
     }
     const Shape& arg = operand(static_cast<int>(j + 1));
     if (!ShapesCompatible(*sig.params[0], arg)) {
@@ -2048,8 +2061,7 @@ absl::StatusOr<Shape> Inferrer::Call() {
   for (int i = 0; i < count(); ++i) {
     if (!ShapesCompatible(*sig.params[i], operand(i))) {
       return Invalid(StrCat("operand ", i, " of call has shape ", Str(operand(i)),
-                            " but parameter ", i, " of ", sig.name, " is ",
-                            Str(*sig.params[i])));
+                            " but parameter ", i, " of ", sig.name, " is ", Str(*sig.params[i])));
     }
   }
   return *sig.result;
@@ -2087,8 +2099,8 @@ absl::StatusOr<Shape> Inferrer::Map() {
                           " parameters but map has ", count(), " operands"));
   }
   if (!sig.result->IsScalar()) {
-    return Invalid(StrCat("computation ", sig.name, " applied by map must return a scalar but "
-                          "returns ", Str(*sig.result)));
+    return Invalid(StrCat("computation ", sig.name,
+                          " applied by map must return a scalar but returns ", Str(*sig.result)));
   }
   for (int i = 0; i < count(); ++i) {
     if (!sig.params[i]->IsScalar() ||
@@ -2159,19 +2171,20 @@ absl::StatusOr<Shape> Inferrer::AllGather(bool start) {
       const Shape* gathered = d;
       if (start) gathered = d->IsTuple() && d->tuple_count() == 2 ? &d->tuple_shape(1) : nullptr;
       if (gathered != nullptr) {
-        out0 = count() == 1 ? gathered
+        out0 = count() == 1                                         ? gathered
                : gathered->IsTuple() && gathered->tuple_count() > 0 ? &gathered->tuple_shape(0)
                                                                     : nullptr;
       }
     }
     if (out0 == nullptr || !out0->IsArray() || out0->rank() <= dim) {
-      return Unimpl(StrCat("the shard count of ", op_, " is unknown without replica_groups= "
-                           "or a declared result shape"));
+      return Unimpl(StrCat("the shard count of ", op_,
+                           " is unknown without replica_groups= or a declared result shape"));
     }
     const int64_t in = operand(0).dimension(static_cast<int>(dim));
     const int64_t out = out0->dimension(static_cast<int>(dim));
-    if (in == kUnbounded || out == kUnbounded) return Unimpl(StrCat(op_, " over an unbounded "
-                                                                    "dimension"));
+    if (in == kUnbounded || out == kUnbounded) {
+      return Unimpl(StrCat(op_, " over an unbounded dimension"));
+    }
     shards = in > 0 ? (out + in - 1) / in : 1;
   }
   if (*shards <= 0) return Invalid(StrCat(op_, " has an empty replica group"));
@@ -2209,13 +2222,15 @@ absl::StatusOr<Shape> Inferrer::ReduceScatter() {
       out0 = count() == 1 ? d : d->IsTuple() && d->tuple_count() > 0 ? &d->tuple_shape(0) : nullptr;
     }
     if (out0 == nullptr || !out0->IsArray() || out0->rank() <= dim) {
-      return Unimpl("the shard count of reduce-scatter is unknown without replica_groups= or a "
-                    "declared result shape");
+      return Unimpl(
+          "the shard count of reduce-scatter is unknown without replica_groups= or a declared "
+          "result shape");
     }
     const int64_t in = operand(0).dimension(static_cast<int>(dim));
     const int64_t out = out0->dimension(static_cast<int>(dim));
-    if (in == kUnbounded || out == kUnbounded) return Unimpl("reduce-scatter over an unbounded "
-                                                             "dimension");
+    if (in == kUnbounded || out == kUnbounded) {
+      return Unimpl("reduce-scatter over an unbounded dimension");
+    }
     shards = out > 0 ? (in + out - 1) / out : 1;
   }
   if (*shards <= 0) return Invalid("reduce-scatter has an empty replica group");
@@ -2251,8 +2266,8 @@ absl::StatusOr<Shape> Inferrer::AllToAll() {
       }
       const int64_t size = s.dimension(static_cast<int>(dim));
       if (split_count && *split_count > 0 && size != kUnbounded && size % *split_count != 0) {
-        return Invalid(StrCat("all-to-all cannot split dimension ", dim, " of ", Str(s),
-                              " into ", *split_count, " parts"));
+        return Invalid(StrCat("all-to-all cannot split dimension ", dim, " of ", Str(s), " into ",
+                              *split_count, " parts"));
       }
     }
     if (count() == 1) return operand(0);
@@ -2342,8 +2357,10 @@ absl::StatusOr<Shape> Inferrer::AsyncUpdate() {
   SI_RETURN_IF_ERROR(ExpectCount(1));
   const Shape& s = operand(0);
   if (!s.IsTuple() || s.tuple_count() < 2) {
-    return Invalid(StrCat("operand 0 of ", op_, " must be an async-start or async-update "
-                          "result ((operands), result, ...) but has shape ", Str(s)));
+    return Invalid(StrCat(
+        "operand 0 of ", op_,
+        " must be an async-start or async-update result ((operands), result, ...) but has shape ",
+        Str(s)));
   }
   return s;
 }
@@ -2354,8 +2371,7 @@ absl::StatusOr<Shape> Inferrer::CopyStart() {
 }
 
 absl::StatusOr<Shape> Inferrer::CopyDone() {
-  SI_RETURN_IF_ERROR(
-      TupleElementOfOperand(1, "a copy-start result (dest, src, context)").status());
+  SI_RETURN_IF_ERROR(TupleElementOfOperand(1, "a copy-start result (dest, src, context)").status());
   const Shape& s = operand(0);
   if (!ShapesCompatible(s.tuple_shape(0), s.tuple_shape(1))) {
     return Invalid(StrCat("copy-done needs source and destination of one shape, got ", Str(s)));
@@ -2375,8 +2391,8 @@ absl::StatusOr<Shape> Inferrer::Recv() {
   const Shape* d = declared();
   if (d == nullptr) return NeedDeclared("received data shape");
   if (!d->IsTuple() || d->tuple_count() != 3) {
-    return Invalid(StrCat("recv produces (data, u32[], token[]) but its declared shape is ",
-                          Str(*d)));
+    return Invalid(
+        StrCat("recv produces (data, u32[], token[]) but its declared shape is ", Str(*d)));
   }
   return Shape::Tuple({d->tuple_shape(0), Scalar(PT::kU32), Shape::Token()});
 }
@@ -2427,8 +2443,8 @@ absl::StatusOr<Shape> Inferrer::GetDimensionSize() {
     return Invalid(StrCat("get-dimension-size dimension ", dim, " is out of range for ", Str(s)));
   }
   if (s.dimension(static_cast<int>(dim)) > std::numeric_limits<int32_t>::max()) {
-    return Invalid(StrCat("get-dimension-size: dimension ", dim, " of ", Str(s),
-                          " does not fit in s32"));
+    return Invalid(
+        StrCat("get-dimension-size: dimension ", dim, " of ", Str(s), " does not fit in s32"));
   }
   return Scalar(PT::kS32);
 }
@@ -2442,12 +2458,12 @@ absl::StatusOr<Shape> Inferrer::SetDimensionSize() {
     return Invalid(StrCat("set-dimension-size dimension ", dim, " is out of range for ", Str(s)));
   }
   if (!IsScalarOf(operand(1), PT::kS32)) {
-    return Invalid(StrCat("operand 1 of set-dimension-size must be s32[] but has shape ",
-                          Str(operand(1))));
+    return Invalid(
+        StrCat("operand 1 of set-dimension-size must be s32[] but has shape ", Str(operand(1))));
   }
   if (s.dimension(static_cast<int>(dim)) > std::numeric_limits<int32_t>::max()) {
-    return Invalid(StrCat("set-dimension-size: dimension ", dim, " of ", Str(s),
-                          " does not fit in s32"));
+    return Invalid(
+        StrCat("set-dimension-size: dimension ", dim, " of ", Str(s), " does not fit in s32"));
   }
   Shape result = s;
   result.set_dynamic_dimension(static_cast<int>(dim), true);
@@ -2459,15 +2475,15 @@ absl::StatusOr<Shape> Inferrer::Rng() {
   const Shape& a = operand(0);
   const Shape& b = operand(1);
   if (!a.IsScalar() || !b.IsScalar() || a.element_type() != b.element_type()) {
-    return Invalid(StrCat("rng needs two scalar operands of one type, got ", Str(a), " and ",
-                          Str(b)));
+    return Invalid(
+        StrCat("rng needs two scalar operands of one type, got ", Str(a), " and ", Str(b)));
   }
   const PT t = a.element_type();
   switch (attrs().distribution) {
     case RandomDistribution::kUniform:
       if (!IsFloatingPoint(t) && !IsIntegral(t) && t != PT::kPred) {
-        return Invalid(StrCat("rng_uniform needs floating-point, integral or pred operands, got ",
-                              Str(a)));
+        return Invalid(
+            StrCat("rng_uniform needs floating-point, integral or pred operands, got ", Str(a)));
       }
       break;
     case RandomDistribution::kNormal:
@@ -2493,8 +2509,8 @@ absl::StatusOr<Shape> Inferrer::RngBitGenerator() {
   if (d == nullptr) return NeedDeclared("generated bits shape");
   if (!d->IsTuple()) return *d;  // older XLA: bits only, no state
   if (d->tuple_count() != 2) {
-    return Invalid(StrCat("rng-bit-generator produces (state, bits) but its declared shape is ",
-                          Str(*d)));
+    return Invalid(
+        StrCat("rng-bit-generator produces (state, bits) but its declared shape is ", Str(*d)));
   }
   return Shape::Tuple({operand(0), d->tuple_shape(1)});
 }
@@ -2510,8 +2526,8 @@ absl::StatusOr<Shape> Inferrer::BatchNorm() {
     return Invalid(StrCat(op_, " needs a floating-point operand, got ", Str(s)));
   }
   if (s.rank() < 1 || feature_index < 0 || feature_index >= s.rank()) {
-    return Invalid(StrCat("feature_index=", feature_index, " of ", op_, " is out of range for ",
-                          Str(s)));
+    return Invalid(
+        StrCat("feature_index=", feature_index, " of ", op_, " is out of range for ", Str(s)));
   }
   const int64_t features = s.dimension(static_cast<int>(feature_index));
   // batch-norm-grad's last operand is the output gradient, shaped like the operand.
@@ -2526,8 +2542,8 @@ absl::StatusOr<Shape> Inferrer::BatchNorm() {
   }
   if (op == Opcode::kBatchNormGrad) {
     const Shape& grad = operand(4);
-    if (!SameDimensionSizes(grad, s) || !SameTypeIgnoringFp(grad.element_type(),
-                                                           s.element_type())) {
+    if (!SameDimensionSizes(grad, s) ||
+        !SameTypeIgnoringFp(grad.element_type(), s.element_type())) {
       return Invalid(StrCat("operand 4 of batch-norm-grad has shape ", Str(grad),
                             " but operand 0 has ", Str(s)));
     }

@@ -21,7 +21,9 @@
 // ShapesCompatible, which ignores them as XLA's ShapeUtil::Compatible does.
 //
 // Inference never aborts: null operands, missing called computations, out-of-range dimension
-// numbers, absurd sizes and arithmetic overflow all come back as errors.
+// numbers, absurd sizes and arithmetic overflow all come back as errors. Operands and called
+// computations must be resolved (non-null) for a result; an operand whose own shape is not
+// known yet (kInvalid) gives UnimplementedError.
 #ifndef HLOWB_CORE_ANALYSIS_SHAPE_INFERENCE_H_
 #define HLOWB_CORE_ANALYSIS_SHAPE_INFERENCE_H_
 

@@ -157,6 +157,7 @@ class ModuleVerifier {
   void CheckCollective(const Computation& comp, const Instruction& instr);
   void CheckAliasing(const Computation& comp, const Instruction& instr);
   void CheckCustomCall(const Computation& comp, const Instruction& instr);
+  void CheckScan(const Computation& comp, const Instruction& instr);
   void CheckMixedPrecision(const Computation& comp, const Instruction& instr);
 
   const Module& module_;
@@ -194,6 +195,16 @@ void ModuleVerifier::VerifyEntry() {
   const ModuleConfig& config = module_.config();
   if (config.entry_computation_layout) {
     const ProgramShape& layout = *config.entry_computation_layout;
+    for (size_t i = 0; i <= layout.parameters.size(); ++i) {
+      const Shape& s = i < layout.parameters.size() ? layout.parameters[i] : layout.result;
+      absl::Status valid = ValidateShape(s);
+      if (!valid.ok()) {
+        Error(entry, nullptr,
+              StrCat("entry_computation_layout has an invalid ",
+                     i < layout.parameters.size() ? StrCat("parameter ", i) : "result",
+                     " shape: ", valid.message()));
+      }
+    }
     if (static_cast<int>(layout.parameters.size()) != entry->parameter_count()) {
       Error(entry, nullptr,
             StrCat("entry_computation_layout lists ", Plural(layout.parameters.size(), "parameter"),
@@ -203,10 +214,10 @@ void ModuleVerifier::VerifyEntry() {
         const Instruction* p = entry->parameter(i);
         if (p == nullptr || !HasDeclaredShape(*p)) continue;  // reported with the parameters
         if (!ShapesCompatible(p->shape(), layout.parameters[i])) {
-          Error(entry, p,
-                StrCat("entry_computation_layout gives parameter ", i, " the shape ",
-                       Str(layout.parameters[i]), " but the parameter has shape ",
-                       Str(p->shape())));
+          Error(
+              entry, p,
+              StrCat("entry_computation_layout gives parameter ", i, " the shape ",
+                     Str(layout.parameters[i]), " but the parameter has shape ", Str(p->shape())));
         }
       }
     }
@@ -220,10 +231,10 @@ void ModuleVerifier::VerifyEntry() {
   }
   const Instruction* root = entry->root();
   for (const InputOutputAlias& alias : config.input_output_alias) {
-    const Instruction* p = alias.parameter_number >= 0 &&
-                                   alias.parameter_number < entry->parameter_count()
-                               ? entry->parameter(static_cast<int>(alias.parameter_number))
-                               : nullptr;
+    const Instruction* p =
+        alias.parameter_number >= 0 && alias.parameter_number < entry->parameter_count()
+            ? entry->parameter(static_cast<int>(alias.parameter_number))
+            : nullptr;
     if (p == nullptr) {
       Error(entry, nullptr,
             StrCat("input_output_alias names parameter ", alias.parameter_number,
@@ -237,21 +248,21 @@ void ModuleVerifier::VerifyEntry() {
     } else if (out_sub == nullptr) {
       Error(entry, root, "input_output_alias names an output shape index that does not exist");
     } else if (!param_sub->IsArray() || !out_sub->IsArray()) {
-      Error(entry, p,
-            StrCat("input_output_alias pairs output ", Str(*out_sub), " with parameter ",
-                   alias.parameter_number, " element ", Str(*param_sub),
-                   "; only arrays can alias"));
+      Error(
+          entry, p,
+          StrCat("input_output_alias pairs output ", Str(*out_sub), " with parameter ",
+                 alias.parameter_number, " element ", Str(*param_sub), "; only arrays can alias"));
     } else {
       // XLA (HloInputOutputAliasConfig::Verify) only needs the buffers to be equally large:
       // an output may be a bitcast of the parameter it reuses.
       const std::optional<int64_t> in_bytes = ByteSize(*param_sub);
       const std::optional<int64_t> out_bytes = ByteSize(*out_sub);
       if (in_bytes && out_bytes && *in_bytes != *out_bytes) {
-        Error(entry, p,
-              StrCat("input_output_alias pairs output ", Str(*out_sub), " (", *out_bytes,
-                     " bytes) with parameter ", alias.parameter_number, " element ",
-                     Str(*param_sub), " (", *in_bytes, " bytes); aliased buffers must have the "
-                     "same size"));
+        Error(
+            entry, p,
+            StrCat("input_output_alias pairs output ", Str(*out_sub), " (", *out_bytes,
+                   " bytes) with parameter ", alias.parameter_number, " element ", Str(*param_sub),
+                   " (", *in_bytes, " bytes); aliased buffers must have the same size"));
       }
     }
   }
@@ -346,9 +357,8 @@ void ModuleVerifier::VerifyParameters(const Computation& comp) {
       params.emplace_back(instr->parameter_number(), instr);
     }
   }
-  std::sort(params.begin(), params.end(), [](const auto& a, const auto& b) {
-    return a.first < b.first;
-  });
+  std::sort(params.begin(), params.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& [number, instr] = params[i];
     if (number < 0) {
@@ -472,8 +482,9 @@ bool ModuleVerifier::CheckOperandCount(const Computation& comp, const Instructio
       break;
     case Opcode::kScatter:
       if (n < 3 || n % 2 != 1) {
-        problem = StrCat(name, " takes N operands, the indices and N updates (an odd count >= 3) "
-                         "but has ", Plural(n, "operand"));
+        problem = StrCat(
+            name, " takes N operands, the indices and N updates (an odd count >= 3) but has ",
+            Plural(n, "operand"));
       }
       break;
     case Opcode::kSort:
@@ -575,8 +586,8 @@ bool ModuleVerifier::CheckCalledComputations(const Computation& comp, const Inst
       break;
     default:
       if (n != 0) {
-        Error(&comp, &instr, StrCat(name, " does not call computations but names ",
-                                    Plural(n, "computation")));
+        Error(&comp, &instr,
+              StrCat(name, " does not call computations but names ", Plural(n, "computation")));
         ok = false;
       }
       break;
@@ -625,8 +636,8 @@ bool ModuleVerifier::CheckRequiredAttributes(const Computation& comp, const Inst
       break;
     case Opcode::kGather:
       if (a == nullptr || !a->gather_dimension_numbers) {
-        missing.push_back("offset_dims=, collapsed_slice_dims=, start_index_map=, "
-                          "index_vector_dim=");
+        missing.push_back(
+            "offset_dims=, collapsed_slice_dims=, start_index_map=, index_vector_dim=");
       }
       if ((a == nullptr || a->slice_sizes.empty()) && rank0() > 0) {
         missing.push_back("slice_sizes=");
@@ -634,8 +645,9 @@ bool ModuleVerifier::CheckRequiredAttributes(const Computation& comp, const Inst
       break;
     case Opcode::kScatter:
       if (a == nullptr || !a->scatter_dimension_numbers) {
-        missing.push_back("update_window_dims=, inserted_window_dims=, "
-                          "scatter_dims_to_operand_dims=, index_vector_dim=");
+        missing.push_back(
+            "update_window_dims=, inserted_window_dims=, scatter_dims_to_operand_dims=, "
+            "index_vector_dim=");
       }
       break;
     case Opcode::kConvolution:
@@ -671,6 +683,14 @@ bool ModuleVerifier::CheckRequiredAttributes(const Computation& comp, const Inst
     case Opcode::kTopK:
       if (a == nullptr) missing.push_back("k=");
       break;
+    case Opcode::kOutfeed:
+      if (a != nullptr && a->outfeed_shape) {
+        absl::Status valid = ValidateShape(*a->outfeed_shape);
+        if (!valid.ok()) {
+          missing.push_back(StrCat("a valid outfeed_shape= (", valid.message(), ")"));
+        }
+      }
+      break;
     case Opcode::kDomain:
       if (a == nullptr || a->domain_kind.empty()) missing.push_back("domain={kind=...}");
       break;
@@ -678,8 +698,9 @@ bool ModuleVerifier::CheckRequiredAttributes(const Computation& comp, const Inst
       // XLA's parser accepts a dot without dimension numbers (an outer product), but its
       // printer always writes the contracting dimensions, so their absence is suspicious.
       if (a == nullptr || !a->dot_dimension_numbers) {
-        Warning(&comp, &instr, "dot has no lhs_contracting_dims=/rhs_contracting_dims=; it is "
-                               "read as an outer product");
+        Warning(&comp, &instr,
+                "dot has no lhs_contracting_dims=/rhs_contracting_dims=; it is read as an outer "
+                "product");
       }
       break;
     default:
@@ -794,10 +815,12 @@ void ModuleVerifier::CheckCollective(const Computation& comp, const Instruction&
         }
       }
       if (!ok) {
-        Error(&comp, &instr,
-              StrCat(name, " has malformed iota replica_groups: [groups,size] must be positive, "
-                     "their product must equal the product of the reshape dimensions and T(...) "
-                     "must permute them"));
+        Error(
+            &comp, &instr,
+            StrCat(
+                name,
+                " has malformed iota replica_groups: [groups,size] must be positive, their product "
+                "must equal the product of the reshape dimensions and T(...) must permute them"));
       }
     } else if (!g.groups.empty()) {
       absl::flat_hash_set<int64_t> seen;
@@ -840,8 +863,8 @@ void ModuleVerifier::CheckCollective(const Computation& comp, const Instruction&
     }
   }
   const bool flattened = a->channel_id && a->use_global_device_ids && *a->use_global_device_ids;
-  const bool no_groups = !a->replica_groups ||
-                         (!a->replica_groups->iota && a->replica_groups->groups.empty());
+  const bool no_groups =
+      !a->replica_groups || (!a->replica_groups->iota && a->replica_groups->groups.empty());
   if (flattened && no_groups) {
     Error(&comp, &instr,
           StrCat(name, " with use_global_device_ids=true needs explicit replica_groups="));
@@ -914,6 +937,24 @@ void ModuleVerifier::CheckCustomCall(const Computation& comp, const Instruction&
   }
 }
 
+// Scan's shape rules are not modelled, but its calling convention is: the body takes one
+// parameter per operand (inputs, then carries).
+void ModuleVerifier::CheckScan(const Computation& comp, const Instruction& instr) {
+  const InstructionAttrs& a = instr.attrs_or_default();
+  if (a.num_carries < 0 || a.num_carries > instr.operand_count()) {
+    Error(&comp, &instr,
+          StrCat("scan num_carries=", a.num_carries, " is out of range for ",
+                 Plural(instr.operand_count(), "operand")));
+  }
+  const Computation* body = instr.called_computations()[0];
+  if (body->parameter_count() != instr.operand_count()) {
+    Error(&comp, &instr,
+          StrCat("computation ", body->name(), " applied by scan takes ",
+                 Plural(body->parameter_count(), "parameter"), " but scan has ",
+                 Plural(instr.operand_count(), "operand")));
+  }
+}
+
 void ModuleVerifier::CheckMixedPrecision(const Computation& comp, const Instruction& instr) {
   if (AllowsMixedPrecision(instr.opcode())) return;
   std::vector<PT> types;
@@ -982,6 +1023,7 @@ void ModuleVerifier::VerifyInstruction(const Computation& comp, const Instructio
     Error(&comp, &instr, "constant has no literal");
   }
   if (ok) CheckInferredShape(comp, instr);
+  if (ok && instr.opcode() == Opcode::kScan) CheckScan(comp, instr);
   CheckOperandOpcodes(comp, instr);
   if (instr.opcode() == Opcode::kCompare) CheckCompareType(comp, instr);
   if (OpcodeCategoryOf(instr.opcode()) == OpcodeCategory::kCollective) {
