@@ -38,6 +38,16 @@ class Literal {
   int64_t GetInt(int64_t i) const;
 
   const std::vector<uint8_t>& data() const { return data_; }
+  // Element storage viewed as T (the caller picks T matching ByteWidth of the element type:
+  // int8_t for s4, uint16_t bits for f16/bf16, std::complex<float> for c64, ...).
+  template <typename T>
+  const T* data_as() const { return reinterpret_cast<const T*>(data_.data()); }
+  template <typename T>
+  T* mutable_data_as() { return reinterpret_cast<T*>(data_.data()); }
+  // Bytes per element (both components for complex types).
+  int element_bytes() const {
+    return IsComplex(shape_.element_type()) ? 2 * component_bytes_ : component_bytes_;
+  }
   std::vector<uint8_t>* mutable_data() { return &data_; }
 
   const std::vector<Literal>& tuple_elements() const { return tuple_; }

@@ -1,0 +1,340 @@
+// dot and convolution. Both bring their operands into a canonical layout (dot: [batch, M, K] x
+// [batch, K, N]; convolution: im2col per batch and feature group) and multiply with one GEMM
+// kernel: OpenBLAS for f32/f64/c64/c128, exact wrapping loops for integers. Operands are first
+// converted to the compute type: the result type when it is native, f64 for narrow float
+// results (rounded once at the end), matching XLA's "operands upcast to the result type".
+#include <cblas.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "replay/evaluator/eval_internal.h"
+#include "replay/evaluator/semantics.h"
+
+namespace hlowb::eval {
+namespace {
+
+// C[M,N] = A[M,K] * B[K,N], row-major, overwriting C.
+template <typename T>
+void Gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,
+                ldc);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0, c,
+                ldc);
+  } else if constexpr (std::is_same_v<T, c64>) {
+    c64 one(1), zero(0);
+    cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, a, lda, b, ldb, &zero,
+                c, ldc);
+  } else if constexpr (std::is_same_v<T, c128>) {
+    c128 one(1), zero(0);
+    cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, &one, a, lda, b, ldb, &zero,
+                c, ldc);
+  } else {
+    for (int64_t i = 0; i < m; ++i) {
+      T* crow = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) crow[j] = T(0);
+      for (int64_t p = 0; p < k; ++p) {
+        T av = a[i * lda + p];
+        const T* brow = b + p * ldb;
+        if constexpr (std::is_same_v<T, bool>) {
+          if (av) for (int64_t j = 0; j < n; ++j) crow[j] = crow[j] || brow[j];
+        } else {
+          for (int64_t j = 0; j < n; ++j) crow[j] = WrapAdd<T>(crow[j], WrapMul<T>(av, brow[j]));
+        }
+      }
+    }
+  }
+}
+
+// Compute type for a dot/convolution with result type `rt`.
+PrimitiveType ComputeType(PrimitiveType rt) {
+  if (IsNarrowFloat(rt)) return PrimitiveType::kF64;
+  if (IsSubByteInt(rt)) return IsSignedIntegral(rt) ? PrimitiveType::kS64 : PrimitiveType::kU64;
+  return rt;
+}
+
+absl::StatusOr<Literal> ToComputeType(const Literal& x, PrimitiveType ct) {
+  if (x.shape().element_type() == ct) return x;
+  return EvalConvert(x, ct);
+}
+
+absl::StatusOr<Literal> FromComputeType(Literal r, PrimitiveType rt) {
+  if (r.shape().element_type() == rt) return r;
+  return EvalConvert(r, rt);
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, const Literal& rhs) {
+  const auto& dn = instr.attrs_or_default().dot_dimension_numbers;
+  DotDimensionNumbers d = dn.value_or(DotDimensionNumbers());
+  const Shape& ls = lhs.shape();
+  const Shape& rsh = rhs.shape();
+  if (d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size() ||
+      d.lhs_contracting_dimensions.size() != d.rhs_contracting_dimensions.size()) {
+    return Invalid(instr, "dot dimension numbers do not pair up");
+  }
+  auto free_dims = [](int rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    std::vector<int64_t> f;
+    for (int i = 0; i < rank; ++i) {
+      if (std::find(a.begin(), a.end(), i) == a.end() && std::find(b.begin(), b.end(), i) == b.end()) {
+        f.push_back(i);
+      }
+    }
+    return f;
+  };
+  for (int64_t x : d.lhs_batch_dimensions) if (x < 0 || x >= ls.rank()) return Invalid(instr, "dot dimension out of range");
+  for (int64_t x : d.lhs_contracting_dimensions) if (x < 0 || x >= ls.rank()) return Invalid(instr, "dot dimension out of range");
+  for (int64_t x : d.rhs_batch_dimensions) if (x < 0 || x >= rsh.rank()) return Invalid(instr, "dot dimension out of range");
+  for (int64_t x : d.rhs_contracting_dimensions) if (x < 0 || x >= rsh.rank()) return Invalid(instr, "dot dimension out of range");
+  std::vector<int64_t> lf = free_dims(ls.rank(), d.lhs_batch_dimensions, d.lhs_contracting_dimensions);
+  std::vector<int64_t> rf = free_dims(rsh.rank(), d.rhs_batch_dimensions, d.rhs_contracting_dimensions);
+  int64_t B = 1, M = 1, N = 1, K = 1;
+  std::vector<int64_t> out_dims;
+  for (size_t i = 0; i < d.lhs_batch_dimensions.size(); ++i) {
+    int64_t a = ls.dimension(d.lhs_batch_dimensions[i]);
+    if (a != rsh.dimension(d.rhs_batch_dimensions[i])) return Invalid(instr, "batch sizes differ");
+    B *= a;
+    out_dims.push_back(a);
+  }
+  for (size_t i = 0; i < d.lhs_contracting_dimensions.size(); ++i) {
+    int64_t a = ls.dimension(d.lhs_contracting_dimensions[i]);
+    if (a != rsh.dimension(d.rhs_contracting_dimensions[i])) {
+      return Invalid(instr, "contracting sizes differ");
+    }
+    K *= a;
+  }
+  for (int64_t x : lf) { M *= ls.dimension(x); out_dims.push_back(ls.dimension(x)); }
+  for (int64_t x : rf) { N *= rsh.dimension(x); out_dims.push_back(rsh.dimension(x)); }
+  PrimitiveType rt = instr.shape().element_type();
+  PrimitiveType ct = ComputeType(rt);
+  auto lc = ToComputeType(lhs, ct);
+  if (!lc.ok()) return lc.status();
+  auto rc = ToComputeType(rhs, ct);
+  if (!rc.ok()) return rc.status();
+  std::vector<int64_t> lperm = d.lhs_batch_dimensions, rperm = d.rhs_batch_dimensions;
+  lperm.insert(lperm.end(), lf.begin(), lf.end());
+  lperm.insert(lperm.end(), d.lhs_contracting_dimensions.begin(), d.lhs_contracting_dimensions.end());
+  rperm.insert(rperm.end(), d.rhs_contracting_dimensions.begin(), d.rhs_contracting_dimensions.end());
+  rperm.insert(rperm.end(), rf.begin(), rf.end());
+  auto identity = [](const std::vector<int64_t>& p) {
+    for (size_t i = 0; i < p.size(); ++i) if (p[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  };
+  Literal lt_holder, rt_holder;
+  const Literal* a = &*lc;
+  const Literal* b = &*rc;
+  if (!identity(lperm)) { lt_holder = TransposeLiteral(*lc, lperm); a = &lt_holder; }
+  if (!identity(rperm)) { rt_holder = TransposeLiteral(*rc, rperm); b = &rt_holder; }
+  Literal out(Shape::Array(ct, out_dims));
+  absl::Status st = DispatchNative(ct, [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    const T* pa = a->data_as<T>();
+    const T* pb = b->data_as<T>();
+    T* pc = out.mutable_data_as<T>();
+    if (M * N == 0) return absl::OkStatus();
+    for (int64_t bi = 0; bi < B; ++bi) {
+      if (K == 0) {
+        std::fill(pc + bi * M * N, pc + (bi + 1) * M * N, T(0));
+        continue;
+      }
+      Gemm<T>(M, N, K, pa + bi * M * K, K, pb + bi * K * N, N, pc + bi * M * N, N);
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return Unimplemented(instr, StrCat("dot producing ", PrimitiveTypeName(rt)));
+  return FromComputeType(std::move(out), rt);
+}
+
+absl::StatusOr<Literal> EvalConvolution(const Instruction& instr, const Literal& lhs,
+                                        const Literal& rhs) {
+  const InstructionAttrs& at = instr.attrs_or_default();
+  if (!at.convolution_dimension_numbers) return Invalid(instr, "missing dim_labels");
+  const ConvolutionDimensionNumbers& dn = *at.convolution_dimension_numbers;
+  const Shape& os = instr.shape();
+  const int ns = static_cast<int>(dn.input_spatial_dimensions.size());
+  if (dn.kernel_spatial_dimensions.size() != static_cast<size_t>(ns) ||
+      dn.output_spatial_dimensions.size() != static_cast<size_t>(ns) ||
+      lhs.shape().rank() != ns + 2 || rhs.shape().rank() != ns + 2 || os.rank() != ns + 2) {
+    return Invalid(instr, "convolution ranks do not match dim_labels");
+  }
+  Window w = at.window.value_or(Window());
+  if (w.empty()) {
+    w.assign(ns, WindowDimension{});
+    for (int i = 0; i < ns; ++i) w[i].size = rhs.shape().dimension(dn.kernel_spatial_dimensions[i]);
+  }
+  if (static_cast<int>(w.size()) != ns) return Invalid(instr, "window rank mismatch");
+  for (const auto& wd : w) {
+    if (wd.stride <= 0 || wd.base_dilation <= 0 || wd.window_dilation <= 0) {
+      return Invalid(instr, "window has a non-positive stride or dilation");
+    }
+  }
+  const int64_t fgc = at.feature_group_count, bgc = at.batch_group_count;
+  const int64_t N = lhs.shape().dimension(dn.input_batch_dimension);
+  const int64_t C = lhs.shape().dimension(dn.input_feature_dimension);
+  const int64_t I = rhs.shape().dimension(dn.kernel_input_feature_dimension);
+  const int64_t O = rhs.shape().dimension(dn.kernel_output_feature_dimension);
+  const int64_t ON = os.dimension(dn.output_batch_dimension);
+  if (fgc <= 0 || bgc <= 0 || C != I * fgc || O % fgc != 0 || O % bgc != 0 || N % bgc != 0 ||
+      ON != N / bgc || os.dimension(dn.output_feature_dimension) != O) {
+    return Invalid(instr, "convolution feature/batch group sizes are inconsistent");
+  }
+  std::vector<int64_t> in_sp(ns), k_sp(ns), o_sp(ns);
+  for (int i = 0; i < ns; ++i) {
+    in_sp[i] = lhs.shape().dimension(dn.input_spatial_dimensions[i]);
+    k_sp[i] = rhs.shape().dimension(dn.kernel_spatial_dimensions[i]);
+    o_sp[i] = os.dimension(dn.output_spatial_dimensions[i]);
+    if (k_sp[i] != w[i].size) return Invalid(instr, "window size differs from the kernel size");
+  }
+  PrimitiveType rt = os.element_type();
+  PrimitiveType ct = ComputeType(rt);
+  auto lc = ToComputeType(lhs, ct);
+  if (!lc.ok()) return lc.status();
+  auto rc = ToComputeType(rhs, ct);
+  if (!rc.ok()) return rc.status();
+  // Canonical: input [N, C, sp...], kernel [O, I, sp...], output [ON, O, sp...].
+  std::vector<int64_t> ip{dn.input_batch_dimension, dn.input_feature_dimension};
+  std::vector<int64_t> kp{dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension};
+  for (int i = 0; i < ns; ++i) {
+    ip.push_back(dn.input_spatial_dimensions[i]);
+    kp.push_back(dn.kernel_spatial_dimensions[i]);
+  }
+  Literal in = TransposeLiteral(*lc, ip);
+  Literal ker = TransposeLiteral(*rc, kp);
+  const int64_t IS = Product(in_sp), KS = Product(k_sp), OSz = Product(o_sp);
+  const int64_t Og = O / fgc;        // output features per feature group
+  const int64_t Ob = O / bgc;        // output features per batch group
+  const int64_t Nb = N / bgc;        // input batches per batch group
+  std::vector<int64_t> can_out_dims{ON, O};
+  can_out_dims.insert(can_out_dims.end(), o_sp.begin(), o_sp.end());
+  Literal out(Shape::Array(ct, can_out_dims));
+  // For each (output spatial position, kernel position): the input spatial linear index or -1.
+  std::vector<int64_t> src_index(static_cast<size_t>(KS) * OSz, -1);
+  {
+    std::vector<int64_t> in_strides = RowMajorStrides(in_sp);
+    std::vector<int64_t> kidx(ns, 0);
+    int64_t kk = 0;
+    do {
+      std::vector<int64_t> oidx(ns, 0);
+      int64_t oo = 0;
+      do {
+        int64_t lin = 0;
+        bool ok = true;
+        for (int d = 0; d < ns && ok; ++d) {
+          int64_t k = w[d].window_reversal ? k_sp[d] - 1 - kidx[d] : kidx[d];
+          int64_t p = oidx[d] * w[d].stride + k * w[d].window_dilation - w[d].padding_low;
+          if (p < 0 || p % w[d].base_dilation != 0) { ok = false; break; }
+          int64_t q = p / w[d].base_dilation;
+          if (q >= in_sp[d]) ok = false;
+          lin += q * in_strides[d];
+        }
+        if (ok) src_index[kk * OSz + oo] = lin;
+        ++oo;
+      } while (ns > 0 && NextIndex(oidx, o_sp));
+      ++kk;
+    } while (ns > 0 && NextIndex(kidx, k_sp));
+  }
+  int64_t valid = 0;
+  for (int64_t v : src_index) valid += v >= 0;
+  const bool sparse = I > 0 && valid * 4 < static_cast<int64_t>(src_index.size());
+  Literal kerk;  // kernel as [KS, O, I] for the sparse path
+  if (sparse) {
+    Literal k3(Shape::Array(ct, {O, I, KS}));
+    *k3.mutable_data() = ker.data();
+    kerk = TransposeLiteral(k3, {2, 0, 1});
+  }
+  absl::Status st = DispatchNative(ct, [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    const T* pin = in.data_as<T>();
+    const T* pk = ker.data_as<T>();
+    T* po = out.mutable_data_as<T>();
+    // unique_ptr rather than vector: vector<bool> has no data().
+    std::unique_ptr<T[]> col(sparse ? nullptr : new T[static_cast<size_t>(I) * KS * OSz]());
+    std::unique_ptr<T[]> tmp(new T[static_cast<size_t>(O) * OSz]());
+    if (sparse) {
+      // Per kernel position: only the output columns that position reaches (base dilation and
+      // padding leave most (position, column) pairs empty), as one GEMM each.
+      // Columns of all output batches share the kernel, so they go into one GEMM.
+      std::vector<int64_t> cols;
+      std::unique_ptr<T[]> xs(new T[static_cast<size_t>(I) * OSz * ON]());
+      std::unique_ptr<T[]> acc(new T[static_cast<size_t>(O) * OSz * ON]());
+      const T* pkk = kerk.data_as<T>();
+      for (int64_t g = 0; g < fgc; ++g) {
+        for (int64_t bg = 0; bg < bgc; ++bg) {
+          int64_t o_begin = std::max(g * Og, bg * Ob), o_end = std::min((g + 1) * Og, (bg + 1) * Ob);
+          if (o_begin >= o_end) continue;
+          int64_t m = o_end - o_begin;
+          for (int64_t k = 0; k < KS; ++k) {
+            cols.clear();
+            const int64_t* src = src_index.data() + k * OSz;
+            for (int64_t o = 0; o < OSz; ++o) if (src[o] >= 0) cols.push_back(o);
+            if (cols.empty()) continue;
+            int64_t nv = static_cast<int64_t>(cols.size()), width = nv * ON;
+            for (int64_t i = 0; i < I; ++i) {
+              for (int64_t n = 0; n < ON; ++n) {
+                const T* plane = pin + ((bg * Nb + n) * C + g * I + i) * IS;
+                T* xrow = xs.get() + i * width + n * nv;
+                for (int64_t c = 0; c < nv; ++c) xrow[c] = plane[src[cols[c]]];
+              }
+            }
+            Gemm<T>(m, width, I, pkk + (k * O + o_begin) * I, I, xs.get(), width, acc.get(), width);
+            for (int64_t o = 0; o < m; ++o) {
+              for (int64_t n = 0; n < ON; ++n) {
+                T* orow = po + (n * O + o_begin + o) * OSz;
+                const T* arow = acc.get() + o * width + n * nv;
+                for (int64_t c = 0; c < nv; ++c) {
+                  if constexpr (std::is_same_v<T, bool>) orow[cols[c]] = orow[cols[c]] || arow[c];
+                  else orow[cols[c]] = WrapAdd<T>(orow[cols[c]], arow[c]);
+                }
+              }
+            }
+          }
+        }
+      }
+      return absl::OkStatus();
+    }
+    for (int64_t n = 0; n < ON; ++n) {
+      for (int64_t g = 0; g < fgc; ++g) {
+        for (int64_t bg = 0; bg < bgc; ++bg) {
+          // Output features in both feature group g and batch group bg.
+          int64_t o_begin = std::max(g * Og, bg * Ob), o_end = std::min((g + 1) * Og, (bg + 1) * Ob);
+          if (o_begin >= o_end) continue;
+          int64_t in_batch = bg * Nb + n;
+          // im2col: rows (i, k), columns output positions.
+          for (int64_t i = 0; i < I; ++i) {
+            const T* plane = pin + (in_batch * C + g * I + i) * IS;
+            for (int64_t k = 0; k < KS; ++k) {
+              T* row = col.get() + (i * KS + k) * OSz;
+              const int64_t* src = src_index.data() + k * OSz;
+              for (int64_t o = 0; o < OSz; ++o) row[o] = src[o] >= 0 ? plane[src[o]] : T(0);
+            }
+          }
+          int64_t m = o_end - o_begin;
+          if (I * KS == 0) {
+            std::fill(tmp.get(), tmp.get() + m * OSz, T(0));
+          } else {
+            Gemm<T>(m, OSz, I * KS, pk + o_begin * I * KS, I * KS, col.get(), OSz, tmp.get(), OSz);
+          }
+          for (int64_t o = 0; o < m; ++o) {
+            std::copy(tmp.get() + o * OSz, tmp.get() + (o + 1) * OSz,
+                      po + (n * O + o_begin + o) * OSz);
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return Unimplemented(instr, StrCat("convolution producing ", PrimitiveTypeName(rt)));
+  // Canonical output dim j sits at output dim perm_out[j]; transpose back.
+  std::vector<int64_t> op{dn.output_batch_dimension, dn.output_feature_dimension};
+  for (int i = 0; i < ns; ++i) op.push_back(dn.output_spatial_dimensions[i]);
+  std::vector<int64_t> inverse(op.size());
+  for (size_t j = 0; j < op.size(); ++j) inverse[op[j]] = j;
+  Literal result = TransposeLiteral(out, inverse);
+  return FromComputeType(std::move(result), rt);
+}
+
+}  // namespace hlowb::eval

@@ -1,0 +1,470 @@
+// The evaluator's driver: walks a computation in order, keeps each value until its last user
+// (so live memory stays bounded and is checked against the budget before every allocation),
+// dispatches each opcode to its family, and runs control flow (while, conditional, call,
+// fusion, async wrappers). Opcodes without a runtime meaning on one device (tokens,
+// single-device collectives) are handled here too.
+#include <chrono>
+
+#include "replay/evaluator/eval_internal.h"
+
+namespace hlowb {
+namespace eval {
+namespace {
+
+constexpr int kMaxCallDepth = 256;
+
+uint64_t ShapeBytes(const Shape& s) {
+  if (s.IsTuple()) {
+    uint64_t total = 0;
+    for (const Shape& e : s.tuple_shapes()) {
+      uint64_t b = ShapeBytes(e);
+      if (b == UINT64_MAX || total + b < total) return UINT64_MAX;
+      total += b;
+    }
+    return total;
+  }
+  if (!s.IsArray()) return 0;
+  for (int i = 0; i < s.rank(); ++i) {
+    if (s.dimension(i) < 0) return UINT64_MAX;
+  }
+  int64_t n = s.ElementCount();
+  if (n < 0) return UINT64_MAX;
+  uint64_t eb = ByteWidth(s.element_type());
+  if (n != 0 && eb > UINT64_MAX / static_cast<uint64_t>(n)) return UINT64_MAX;
+  return eb * static_cast<uint64_t>(n);
+}
+
+uint64_t LiteralBytes(const Literal& l) {
+  uint64_t total = l.data().size();
+  for (const Literal& e : l.tuple_elements()) total += LiteralBytes(e);
+  return total;
+}
+
+Literal MakeTuple(std::vector<Literal> elements) {
+  std::vector<Shape> shapes;
+  for (const Literal& e : elements) shapes.push_back(e.shape());
+  Literal t(Shape::Tuple(shapes), /*allocate=*/false);
+  *t.mutable_tuple_elements() = std::move(elements);
+  return t;
+}
+
+// A zero literal of `shape`, or of its tuple elements; used for async contexts and tokens.
+Literal Zeros(const Shape& shape) { return Literal(shape); }
+
+// Names the instruction in an error that does not already.
+absl::Status Annotate(absl::Status st, const Instruction& instr) {
+  std::string msg(st.message());
+  if (msg.find("%" + instr.name()) != std::string::npos) return st;
+  return absl::Status(st.code(), StrCat(msg, ", in ", InstrRef(instr)));
+}
+
+}  // namespace
+
+uint64_t Evaluator::NextRandom() {
+  uint64_t z = (options_.seed + 0x9E3779B97F4A7C15ull * ++rng_counter_);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+const Evaluator::Plan& Evaluator::GetPlan(const Computation& c) {
+  auto it = plans_.find(&c);
+  if (it != plans_.end()) return it->second;
+  Plan plan;
+  const auto& instrs = c.instructions();
+  for (size_t i = 0; i < instrs.size(); ++i) plan.index[instrs[i]] = static_cast<int>(i);
+  plan.last_use.assign(instrs.size(), -1);
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    for (const Instruction* op : instrs[i]->operands()) {
+      auto f = plan.index.find(op);
+      if (f != plan.index.end()) plan.last_use[f->second] = static_cast<int>(i);
+    }
+  }
+  return plans_.emplace(&c, std::move(plan)).first->second;
+}
+
+absl::StatusOr<Literal> Evaluator::CallScalar(const Computation& computation,
+                                              const Operands& args) {
+  return Run(computation, args);
+}
+
+absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Operands& args) {
+  if (depth_ >= kMaxCallDepth) {
+    return absl::ResourceExhaustedError(
+        StrCat("evaluator: call depth exceeds ", kMaxCallDepth, " at computation ",
+               computation.name(), " (recursive or very deeply nested calls)"));
+  }
+  struct DepthGuard {
+    int& d;
+    explicit DepthGuard(int& x) : d(x) { ++d; }
+    ~DepthGuard() { --d; }
+  } guard(depth_);
+  if (computation.root() == nullptr) {
+    return absl::InvalidArgumentError(StrCat("computation ", computation.name(), " has no root"));
+  }
+  if (static_cast<int>(args.size()) != computation.parameter_count()) {
+    return absl::InvalidArgumentError(
+        StrCat("computation ", computation.name(), " takes ", computation.parameter_count(),
+               " arguments but got ", args.size()));
+  }
+  const Plan& plan = GetPlan(computation);
+  const auto& instrs = computation.instructions();
+  const int n = static_cast<int>(instrs.size());
+  std::vector<Literal> owned(n);
+  std::vector<const Literal*> values(n, nullptr);
+  std::vector<uint64_t> bytes(n, 0);
+  const bool is_top = depth_ == 1;
+  const Instruction* root = computation.root();
+  uint64_t live_at_entry = live_bytes_;
+  struct LiveGuard {
+    uint64_t& live;
+    uint64_t entry;
+    ~LiveGuard() { live = entry; }
+  } live_guard{live_bytes_, live_at_entry};
+
+  Operands ops;
+  for (int i = 0; i < n; ++i) {
+    const Instruction& instr = *instrs[i];
+    if (options_.cancel != nullptr && options_.cancel->IsCancelled()) {
+      return absl::CancelledError(StrCat("evaluation cancelled at ", InstrRef(instr)));
+    }
+    auto start = std::chrono::steady_clock::now();
+    if (instr.opcode() == Opcode::kParameter) {
+      int64_t p = instr.parameter_number();
+      if (p < 0 || p >= static_cast<int64_t>(args.size()) || args[p] == nullptr) {
+        return Invalid(instr, "parameter number out of range");
+      }
+      values[i] = args[p];
+    } else {
+      ops.clear();
+      for (const Instruction* o : instr.operands()) {
+        auto f = plan.index.find(o);
+        if (f == plan.index.end() || values[f->second] == nullptr) {
+          return Invalid(instr, "operand is not computed before its use");
+        }
+        ops.push_back(values[f->second]);
+      }
+      uint64_t need = ShapeBytes(instr.shape());
+      if (need == UINT64_MAX || live_bytes_ + need > options_.memory_budget_bytes ||
+          live_bytes_ + need < live_bytes_) {
+        return absl::ResourceExhaustedError(StrCat(
+            "evaluator: ", InstrRef(instr), " needs ",
+            need == UINT64_MAX ? std::string("more than 2^64") : StrCat(need), " bytes for ",
+            "its result while ", live_bytes_, " bytes are live; the memory budget is ",
+            options_.memory_budget_bytes, " bytes (EvaluatorOptions::memory_budget_bytes)"));
+      }
+      auto result = Dispatch(instr, ops);
+      if (!result.ok()) return Annotate(result.status(), instr);
+      owned[i] = std::move(*result);
+      values[i] = &owned[i];
+      bytes[i] = LiteralBytes(owned[i]);
+      live_bytes_ += bytes[i];
+    }
+    if (options_.on_instruction) {
+      InstructionEvent ev;
+      ev.instruction = &instr;
+      ev.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ev.result = values[i];
+      ev.loop_iteration = loop_iteration_;
+      options_.on_instruction(ev);
+    }
+    // Release operands whose last user this was (never the root).
+    for (const Instruction* o : instr.operands()) {
+      int j = plan.index.at(o);
+      if (plan.last_use[j] == i && instrs[j] != root && values[j] == &owned[j]) {
+        owned[j] = Literal();
+        values[j] = nullptr;
+        live_bytes_ -= bytes[j];
+      }
+    }
+    if (is_top && options_.progress) options_.progress(i + 1, n, instr.name());
+  }
+  int r = plan.index.at(root);
+  if (values[r] == &owned[r]) return std::move(owned[r]);
+  return *values[r];
+}
+
+absl::StatusOr<Literal> Evaluator::EvalWhile(const Instruction& instr, const Operands& ops) {
+  if (instr.called_computations().size() != 2) return Invalid(instr, "while needs condition and body");
+  // Parser order: condition=, body=.
+  const Computation* cond = instr.called_computations()[0];
+  const Computation* body = instr.called_computations()[1];
+  Literal state = *ops[0];
+  int64_t saved = loop_iteration_;
+  for (int64_t iter = 0;; ++iter) {
+    if (options_.cancel != nullptr && options_.cancel->IsCancelled()) {
+      return absl::CancelledError(StrCat("evaluation cancelled in ", InstrRef(instr)));
+    }
+    loop_iteration_ = iter;
+    auto c = Run(*cond, {&state});
+    if (!c.ok()) {
+      loop_iteration_ = saved;
+      return c.status();
+    }
+    if (!c->shape().IsScalar() || c->shape().element_type() != PrimitiveType::kPred) {
+      loop_iteration_ = saved;
+      return Invalid(instr, "while condition must return pred[]");
+    }
+    if (!c->data_as<bool>()[0]) break;
+    auto next = Run(*body, {&state});
+    if (!next.ok()) {
+      loop_iteration_ = saved;
+      return next.status();
+    }
+    state = std::move(*next);
+  }
+  loop_iteration_ = saved;
+  return state;
+}
+
+absl::StatusOr<Literal> Evaluator::EvalConditional(const Instruction& instr, const Operands& ops) {
+  const auto& branches = instr.called_computations();
+  if (branches.empty() || ops.size() != branches.size() + 1) {
+    return Invalid(instr, "conditional needs one operand per branch");
+  }
+  const Literal& sel = *ops[0];
+  int64_t k;
+  if (sel.shape().element_type() == PrimitiveType::kPred) {
+    k = sel.data_as<bool>()[0] ? 0 : 1;  // true_computation, false_computation
+    if (branches.size() != 2) return Invalid(instr, "pred conditional needs two branches");
+  } else {
+    k = sel.GetInt(0);
+    // XLA: an out-of-range branch index runs the last branch.
+    if (k < 0 || k >= static_cast<int64_t>(branches.size())) k = branches.size() - 1;
+  }
+  return Run(*branches[k], {ops[k + 1]});
+}
+
+absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Operands& ops) {
+  const Opcode op = instr.opcode();
+  switch (OpcodeCategoryOf(op)) {
+    case OpcodeCategory::kUnary:
+    case OpcodeCategory::kUnaryAccuracy:
+      if (op == Opcode::kCopy && !ops[0]->shape().IsArray()) return *ops[0];
+      return EvalUnary(instr, *ops[0]);
+    case OpcodeCategory::kBinary: return EvalBinary(instr, *ops[0], *ops[1]);
+    default: break;
+  }
+  switch (op) {
+    case Opcode::kConstant: {
+      const Literal* lit = instr.literal();
+      if (lit == nullptr) return Invalid(instr, "constant without a literal");
+      if (lit->elided()) {
+        if (options_.elided_constant) return options_.elided_constant(instr);
+        return absl::FailedPreconditionError(StrCat(
+            "evaluator: constant ", InstrRef(instr), " was elided ({...}) in the input, so its "
+            "values are unknown; give the module with full constants or set "
+            "EvaluatorOptions::elided_constant"));
+      }
+      return *lit;
+    }
+    case Opcode::kCompare: return EvalCompare(instr, *ops[0], *ops[1]);
+    case Opcode::kSelect: return EvalSelect(instr, ops);
+    case Opcode::kClamp: return EvalClamp(instr, ops);
+    case Opcode::kConvert: return EvalConvert(*ops[0], instr.shape().element_type());
+    case Opcode::kBitcastConvert: return EvalBitcastConvert(instr, *ops[0]);
+    case Opcode::kReducePrecision: return EvalReducePrecision(instr, *ops[0]);
+    case Opcode::kStochasticConvert: return EvalStochasticConvert(instr, ops);
+    case Opcode::kIota: return EvalIota(instr);
+    case Opcode::kTuple: {
+      std::vector<Literal> elems;
+      for (const Literal* o : ops) elems.push_back(*o);
+      return MakeTuple(std::move(elems));
+    }
+    case Opcode::kGetTupleElement: {
+      int64_t k = instr.tuple_index();
+      if (!ops[0]->shape().IsTuple() || k < 0 ||
+          k >= static_cast<int64_t>(ops[0]->tuple_elements().size())) {
+        return Invalid(instr, "tuple index out of range");
+      }
+      return ops[0]->tuple_elements()[k];
+    }
+    case Opcode::kBroadcast: return EvalBroadcast(instr, *ops[0]);
+    case Opcode::kReshape: return EvalReshape(instr, *ops[0]);
+    case Opcode::kBitcast:
+      if (!ops[0]->shape().IsArray()) return *ops[0];
+      return Relabel(instr, *ops[0]);
+    case Opcode::kTranspose: return EvalTranspose(instr, *ops[0]);
+    case Opcode::kSlice: return EvalSlice(instr, *ops[0]);
+    case Opcode::kConcatenate: return EvalConcatenate(instr, ops);
+    case Opcode::kPad: return EvalPad(instr, *ops[0], *ops[1]);
+    case Opcode::kReverse: return EvalReverse(instr, *ops[0]);
+    case Opcode::kDynamicSlice: return EvalDynamicSlice(instr, ops);
+    case Opcode::kDynamicUpdateSlice: return EvalDynamicUpdateSlice(instr, ops);
+    case Opcode::kDynamicReshape: return EvalDynamicReshape(instr, ops);
+    case Opcode::kReduce: return EvalReduce(*this, instr, ops);
+    case Opcode::kReduceWindow: return EvalReduceWindow(*this, instr, ops);
+    case Opcode::kSelectAndScatter: return EvalSelectAndScatter(*this, instr, ops);
+    case Opcode::kDot:
+      if (ops.size() != 2) return Unimplemented(instr, "sparse dot (sparsity metadata operands)");
+      return EvalDot(instr, *ops[0], *ops[1]);
+    case Opcode::kConvolution: return EvalConvolution(instr, *ops[0], *ops[1]);
+    case Opcode::kGather: return EvalGather(instr, *ops[0], *ops[1]);
+    case Opcode::kScatter: return EvalScatter(*this, instr, ops);
+    case Opcode::kSort: return EvalSort(*this, instr, ops);
+    case Opcode::kTopK: return EvalTopK(instr, *ops[0]);
+    case Opcode::kFft: return EvalFft(instr, *ops[0]);
+    case Opcode::kCholesky: return EvalCholesky(instr, *ops[0]);
+    case Opcode::kTriangularSolve: return EvalTriangularSolve(instr, *ops[0], *ops[1]);
+    case Opcode::kRng: return EvalRng(*this, instr, ops);
+    case Opcode::kRngBitGenerator: return EvalRngBitGenerator(instr, *ops[0]);
+    case Opcode::kRngGetAndUpdateState: {
+      Literal out(instr.shape());
+      for (int64_t i = 0; i < out.component_count(); ++i) out.SetBits(i, NextRandom());
+      return out;
+    }
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad: return EvalBatchNorm(instr, ops);
+    case Opcode::kMap: return EvalMap(*this, instr, ops);
+    case Opcode::kWhile: return EvalWhile(instr, ops);
+    case Opcode::kConditional: return EvalConditional(instr, ops);
+    case Opcode::kCall:
+    case Opcode::kFusion:
+      if (instr.called_computations().empty()) return Invalid(instr, "no called computation");
+      return Run(*instr.called_computations()[0], ops);
+    case Opcode::kCustomCall:
+      if (options_.custom_call) return options_.custom_call(instr, ops);
+      return Unimplemented(instr, StrCat("custom-call target \"",
+                                         instr.attrs_or_default().custom_call_target,
+                                         "\" (no custom-call handler)"));
+    case Opcode::kAsyncStart: {
+      if (instr.called_computations().empty()) return Invalid(instr, "async-start without calls=");
+      auto r = Run(*instr.called_computations()[0], ops);
+      if (!r.ok()) return r.status();
+      std::vector<Literal> operands;
+      for (const Literal* o : ops) operands.push_back(*o);
+      std::vector<Literal> elems;
+      elems.push_back(MakeTuple(std::move(operands)));
+      elems.push_back(std::move(*r));
+      const Shape& s = instr.shape();
+      for (int k = 2; s.IsTuple() && k < s.tuple_count(); ++k) elems.push_back(Zeros(s.tuple_shape(k)));
+      return MakeTuple(std::move(elems));
+    }
+    case Opcode::kAsyncUpdate: return *ops[0];
+    case Opcode::kAsyncDone:
+      if (!ops[0]->shape().IsTuple() || ops[0]->tuple_elements().size() < 2) {
+        return Invalid(instr, "async-done operand is not an async-start value");
+      }
+      return ops[0]->tuple_elements()[1];
+    case Opcode::kCopyStart: {
+      std::vector<Literal> elems{*ops[0], *ops[0]};
+      const Shape& s = instr.shape();
+      for (int k = 2; s.IsTuple() && k < s.tuple_count(); ++k) elems.push_back(Zeros(s.tuple_shape(k)));
+      return MakeTuple(std::move(elems));
+    }
+    case Opcode::kCopyDone:
+      if (!ops[0]->shape().IsTuple() || ops[0]->tuple_elements().empty()) {
+        return Invalid(instr, "copy-done operand is not a copy-start value");
+      }
+      return ops[0]->tuple_elements()[0];
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kAddDependency:
+    case Opcode::kDomain: return *ops[0];
+    case Opcode::kAfterAll: return Literal(Shape::Token());
+    case Opcode::kGetDimensionSize: {
+      Literal out(Shape::Array(PrimitiveType::kS32, {}));
+      if (instr.dimensions().empty() || instr.dimensions()[0] < 0 ||
+          instr.dimensions()[0] >= ops[0]->shape().rank()) {
+        return Invalid(instr, "dimension out of range");
+      }
+      out.mutable_data_as<int32_t>()[0] =
+          static_cast<int32_t>(ops[0]->shape().dimension(instr.dimensions()[0]));
+      return out;
+    }
+    case Opcode::kSetDimensionSize: {
+      // Static bounds keep all the data; the runtime size only marks the padding.
+      Literal out(Shape::Array(ops[0]->shape().element_type(), ops[0]->shape().dimensions()));
+      *out.mutable_data() = ops[0]->data();
+      return out;
+    }
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId: return Literal(Shape::Array(PrimitiveType::kU32, {}));
+    // Collectives on a single device: every group holds only this device.
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllGather:
+    case Opcode::kAllToAll:
+    case Opcode::kReduceScatter:
+    case Opcode::kCollectiveBroadcast: {
+      if (ops.size() == 1) {
+        if (ops[0]->shape().IsArray() && instr.shape().IsArray() &&
+            ops[0]->element_count() != Shape::Array(PrimitiveType::kF32,
+                                                    instr.shape().dimensions()).ElementCount()) {
+          return Unimplemented(instr, "collective over more than one device");
+        }
+        return *ops[0];
+      }
+      std::vector<Literal> elems;
+      for (const Literal* o : ops) elems.push_back(*o);
+      return MakeTuple(std::move(elems));
+    }
+    case Opcode::kAllReduceDone:
+    case Opcode::kAllGatherDone:
+    case Opcode::kCollectivePermuteDone:
+      if (ops[0]->shape().IsTuple() && instr.shape().IsArray() &&
+          ops[0]->tuple_elements().size() >= 2) {
+        return ops[0]->tuple_elements()[1];
+      }
+      return *ops[0];
+    case Opcode::kAllGatherStart:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectivePermute: {
+      Literal data = *ops[0];
+      if (op != Opcode::kAllGatherStart) {
+        bool self = false;
+        for (const auto& p : instr.attrs_or_default().source_target_pairs) {
+          if (p.first == 0 && p.second == 0) self = true;
+        }
+        // No pair sends to device 0 from device 0: XLA's result is zeros.
+        if (!self) data = Literal(ops[0]->shape());
+      }
+      if (!instr.shape().IsTuple()) return data;
+      std::vector<Literal> elems{*ops[0], std::move(data)};
+      for (int k = 2; k < instr.shape().tuple_count(); ++k) elems.push_back(Zeros(instr.shape().tuple_shape(k)));
+      return MakeTuple(std::move(elems));
+    }
+    case Opcode::kParameter: return Invalid(instr, "parameter dispatched");
+    default: break;
+  }
+  return Unimplemented(instr, StrCat("opcode ", OpcodeName(op)));
+}
+
+}  // namespace eval
+
+absl::StatusOr<Literal> EvaluateComputation(const Computation& computation,
+                                            const std::vector<const Literal*>& arguments,
+                                            const EvaluatorOptions& options) {
+  eval::Evaluator ev(options);
+  return ev.Run(computation, arguments);
+}
+
+absl::StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<Literal>& arguments,
+                                       const EvaluatorOptions& options) {
+  const Computation* entry = module.entry();
+  if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  if (static_cast<int>(arguments.size()) != entry->parameter_count()) {
+    return absl::InvalidArgumentError(
+        StrCat("entry computation ", entry->name(), " takes ", entry->parameter_count(),
+               " arguments but ", arguments.size(), " were given"));
+  }
+  std::vector<const Literal*> ptrs;
+  for (int i = 0; i < entry->parameter_count(); ++i) {
+    const Instruction* p = entry->parameter(i);
+    if (p == nullptr) return absl::InvalidArgumentError(StrCat("entry parameter ", i, " missing"));
+    if (!arguments[i].shape().Compatible(p->shape()) &&
+        !(arguments[i].shape().element_type() == p->shape().element_type() &&
+          arguments[i].shape().dimensions() == p->shape().dimensions())) {
+      return absl::InvalidArgumentError(StrCat("argument ", i, " does not match the shape of ",
+                                               "entry parameter %", p->name()));
+    }
+    if (arguments[i].elided()) {
+      return absl::InvalidArgumentError(StrCat("argument ", i, " has no data (elided)"));
+    }
+    ptrs.push_back(&arguments[i]);
+  }
+  return EvaluateComputation(*entry, ptrs, options);
+}
+
+}  // namespace hlowb

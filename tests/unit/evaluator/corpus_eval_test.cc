@@ -1,0 +1,152 @@
+// Every self-contained module of the shared XLA corpus evaluates on simple deterministic
+// inputs (parameters and elided constants filled with a small repeating pattern), or fails
+// with Unimplemented naming the exact unsupported feature; and two runs give identical
+// results. Skips, saying why, when the corpus folder is absent.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/analysis/verifier.h"
+#include "core/ir/float_types.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+#include "replay/evaluator/evaluator.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Small values: ints 0,1,2 (valid as indices for any non-empty dimension >= 3, and clamped or
+// skipped otherwise), floats in [-0.75, 0.75], pred alternating.
+Literal Pattern(const Shape& shape, int salt) {
+  if (shape.IsTuple()) {
+    Literal t(shape, false);
+    t.mutable_tuple_elements()->clear();
+    for (int i = 0; i < shape.tuple_count(); ++i) {
+      t.mutable_tuple_elements()->push_back(Pattern(shape.tuple_shape(i), salt + i));
+    }
+    return t;
+  }
+  Literal l(shape);
+  if (!shape.IsArray()) return l;
+  PrimitiveType t = shape.element_type();
+  if (t == PrimitiveType::kF32) {  // the common case, typed for speed
+    float* f = l.mutable_data_as<float>();
+    for (int64_t i = 0; i < l.element_count(); ++i) {
+      f[i] = static_cast<float>((static_cast<double>((i + salt) % 7) - 3) * 0.25);
+    }
+    return l;
+  }
+  for (int64_t i = 0; i < l.element_count(); ++i) {
+    int64_t v = (i + salt) % 3;
+    if (t == PrimitiveType::kPred) {
+      l.SetBits(i, v & 1);
+    } else if (IsIntegral(t)) {
+      l.SetBits(i, static_cast<uint64_t>(v));
+    } else {
+      double d = (static_cast<double>((i + salt) % 7) - 3) * 0.25;
+      if (t == PrimitiveType::kF32) {
+        float f = static_cast<float>(d);
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        l.SetBits(i, b);
+      } else if (t == PrimitiveType::kF64) {
+        uint64_t b;
+        std::memcpy(&b, &d, 8);
+        l.SetBits(i, b);
+      } else if (IsComplex(t)) {
+        int cb = l.component_bytes();
+        for (int c = 0; c < 2; ++c) {
+          if (cb == 4) {
+            float f = static_cast<float>(d);
+            std::memcpy(l.mutable_data()->data() + (2 * i + c) * 4, &f, 4);
+          } else {
+            std::memcpy(l.mutable_data()->data() + (2 * i + c) * 8, &d, 8);
+          }
+        }
+      } else {
+        l.SetBits(i, DoubleToFloatBits(t, t == PrimitiveType::kF8E8M0FNU ? 1.0 : d));
+      }
+    }
+  }
+  return l;
+}
+
+std::vector<std::string> CorpusFiles() {
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::path root(HLOWB_CORPUS_DIR);
+  if (!fs::is_directory(root, ec)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
+    if (!entry.is_regular_file()) continue;
+    std::string ext = entry.path().extension().string();
+    if (ext == ".hlo" || ext == ".txt") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(EvalCorpus, EveryModuleEvaluatesOrNamesTheUnsupportedFeature) {
+  std::vector<std::string> files = CorpusFiles();
+  if (files.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
+  EvaluatorOptions options;
+  options.memory_budget_bytes = uint64_t{2} << 30;
+  options.elided_constant = [](const Instruction& instr) -> absl::StatusOr<Literal> {
+    return Pattern(instr.shape(), 1);
+  };
+  int ok = 0, unsupported = 0, parts_total = 0;
+  std::string report;
+  // HLOWB_CORPUS_FILTER=substring limits the run to matching files (for profiling).
+  const char* filter = std::getenv("HLOWB_CORPUS_FILTER");
+  for (const std::string& path : files) {
+    if (filter != nullptr && path.find(filter) == std::string::npos) continue;
+    auto read = ReadFileToString(path);
+    ASSERT_TRUE(read.ok()) << path;
+    std::string text = std::move(*read);
+    std::vector<std::string_view> parts = SplitInputFile(text);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      std::string label = fs::path(path).filename().string() +
+                          (parts.size() > 1 ? "#" + std::to_string(p) : "");
+      auto module = ParseModule(parts[p]);
+      if (!module.ok() || (*module)->entry() == nullptr) continue;  // parse is the parser's test
+      if (CountErrors(VerifyModule(**module)) > 0) {
+        report += "  " + label + ": skipped, the verifier rejects it (not a valid module)\n";
+        continue;
+      }
+      ++parts_total;
+      auto t0 = std::chrono::steady_clock::now();
+      const Computation* entry = (*module)->entry();
+      std::vector<Literal> args;
+      for (int i = 0; i < entry->parameter_count(); ++i) {
+        args.push_back(Pattern(entry->parameter(i)->shape(), i));
+      }
+      auto first = EvaluateModule(**module, args, options);
+      if (!first.ok()) {
+        EXPECT_EQ(first.status().code(), absl::StatusCode::kUnimplemented)
+            << label << ": " << first.status();
+        ++unsupported;
+        report += "  " + label + ": " + std::string(first.status().message()) + "\n";
+        continue;
+      }
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (secs > 0.5) report += "  " + label + ": " + std::to_string(secs) + " s\n";
+      auto second = EvaluateModule(**module, args, options);
+      ASSERT_TRUE(second.ok()) << label << ": " << second.status();
+      EXPECT_TRUE(*first == *second) << label << ": two runs differ";
+      ++ok;
+    }
+  }
+  std::cout << "corpus: " << ok << " of " << parts_total << " modules evaluated, " << unsupported
+            << " report an unsupported feature\n"
+            << report;
+}
+
+}  // namespace
+}  // namespace hlowb

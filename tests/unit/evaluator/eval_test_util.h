@@ -1,0 +1,62 @@
+// Test helpers: HLO text in, literal text out. Run() parses a module, parses each argument
+// ("f32[2] {1, 2}"), evaluates and prints the result with PrintShapedLiteral, or returns
+// "error: <message>".
+#ifndef HLOWB_TESTS_UNIT_EVALUATOR_EVAL_TEST_UTIL_H_
+#define HLOWB_TESTS_UNIT_EVALUATOR_EVAL_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "core/text/parser.h"
+#include "core/text/printer.h"
+#include "replay/evaluator/evaluator.h"
+
+namespace hlowb::testing {
+
+// "f32[2] {1, 2}" -> "f32[2]{0} {1, 2}": the literal parser reads a brace right after the
+// shape as a layout, so tests write literals without one and get the default layout here.
+inline std::string WithDefaultLayout(const std::string& text) {
+  size_t open = text.find('[');
+  size_t close = text.find(']');
+  if (open == std::string::npos || close == std::string::npos || text[0] == '(') return text;
+  if (close + 1 < text.size() && text[close + 1] == '{') return text;
+  std::string inside = text.substr(open + 1, close - open - 1);
+  int rank = inside.empty() ? 0 : 1;
+  for (char c : inside) rank += c == ',';
+  std::string layout = "{";
+  for (int i = rank - 1; i >= 0; --i) layout += std::to_string(i) + (i ? "," : "");
+  layout += "}";
+  return text.substr(0, close + 1) + layout + text.substr(close + 1);
+}
+
+inline std::string Run(const std::string& hlo, const std::vector<std::string>& args = {},
+                       const EvaluatorOptions& options = {}) {
+  auto module = ParseModule(hlo);
+  if (!module.ok()) return "parse error: " + std::string(module.status().message());
+  std::vector<Literal> literals;
+  for (const std::string& a : args) {
+    auto l = ParseShapedLiteral(WithDefaultLayout(a));
+    if (!l.ok()) return "argument parse error: " + std::string(l.status().message());
+    literals.push_back(std::move(*l));
+  }
+  auto r = EvaluateModule(**module, literals, options);
+  if (!r.ok()) return "error: " + std::string(r.status().message());
+  return PrintShapedLiteral(*r);
+}
+
+// A one-instruction module: `body` is the ROOT instruction's right-hand side, params are the
+// parameter shapes. E.g. Op("f32[2] add(p0, p1)", {"f32[2]", "f32[2]"}).
+inline std::string Op(const std::string& root, const std::vector<std::string>& param_shapes,
+                      const std::vector<std::string>& args, const std::string& extra = "") {
+  std::string text = "HloModule m\n" + extra + "\nENTRY e {\n";
+  for (size_t i = 0; i < param_shapes.size(); ++i) {
+    text += "  p" + std::to_string(i) + " = " + param_shapes[i] + " parameter(" +
+            std::to_string(i) + ")\n";
+  }
+  text += "  ROOT r = " + root + "\n}\n";
+  return Run(text, args);
+}
+
+}  // namespace hlowb::testing
+
+#endif  // HLOWB_TESTS_UNIT_EVALUATOR_EVAL_TEST_UTIL_H_
