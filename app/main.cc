@@ -24,6 +24,15 @@ constexpr char kUsage[] =
     "                 (STEP = number, before, after) [--format=text|json|unified]\n"
     "  trace DIR --module=M --instruction=NAME [--step=S]   where an instruction came from\n"
     "                 and where it went\n"
+    "  convert IN -o OUT   between HLO text, HloProto, HloModuleProto, text proto and\n"
+    "                 HloSnapshot (also .gz) [--format=hlo|hlo-short|pb|module-pb|pbtxt|\n"
+    "                 snapshot] (default: from OUT's extension) [--strict-xla]\n"
+    "  literal FILE   a snapshot's arguments and result (or a literal file) as HLO literals\n"
+    "                 [--summary: min/max/mean/NaN/Inf per tensor]\n"
+    "  replay FILE... run modules like XLA's run_hlo_module on the reference evaluator\n"
+    "                 [--platform=interpreter] [--reference_platform=P] [--force_fake_data]\n"
+    "                 [--iterations=N] [--seed=S] [--abs_error_bound=X] [--rel_error_bound=X]\n"
+    "                 [--input_literals_file=F] [--output_literals_file=F] [--print_literals]\n"
     "  help           this text\n"
     "\n"
     "Every command that reads HLO text accepts --split-input-file (parts separated by\n"
@@ -54,6 +63,9 @@ int main(int argc, char** argv) {
   if (command == "passes") return hlowb::cli::RunPasses(rest);
   if (command == "diff") return hlowb::cli::RunDiff(rest);
   if (command == "trace") return hlowb::cli::RunTrace(rest);
+  if (command == "convert") return hlowb::cli::RunConvert(rest);
+  if (command == "literal") return hlowb::cli::RunLiteral(rest);
+  if (command == "replay") return hlowb::cli::RunReplay(rest);
   std::cerr << "hlowb: unknown command '" << command << "'\n\n" << kUsage;
   return hlowb::cli::kUsageError;
 }

@@ -60,6 +60,9 @@ int RunDiff(const std::vector<std::string>& argv);
 int RunTrace(const std::vector<std::string>& argv);
 int RunPrint(const std::vector<std::string>& argv);
 int RunVerify(const std::vector<std::string>& argv);
+int RunConvert(const std::vector<std::string>& argv);
+int RunLiteral(const std::vector<std::string>& argv);
+int RunReplay(const std::vector<std::string>& argv);
 
 }  // namespace hlowb::cli
 

@@ -1,0 +1,244 @@
+// `hlowb replay FILE... [--platform=interpreter] [--reference_platform=P] ...`: runs modules
+// the way XLA's run_hlo_module does, with its flag names and meanings (see kUsage), on the
+// reference evaluator. Prints, per file, where the arguments came from, compile and run wall
+// time, and the comparison verdict (against the reference platform, or against the result a
+// snapshot or literals file carries). Exit code 0 when everything ran and matched, 1 when a
+// module failed to load or run or a comparison failed, 2 for usage errors.
+#include <cstdio>
+#include <iostream>
+
+#include "app/cli/cli.h"
+#include "core/proto/open_file.h"
+#include "core/support/strings.h"
+#include "core/text/printer.h"
+#include "replay/data/literals_file.h"
+#include "replay/session.h"
+
+namespace hlowb::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hlowb replay FILE... [--platform=interpreter] [--reference_platform=P]\n"
+    "         [--input_format=hlo|pb|pbtxt|snapshot] [--force_fake_data] [--print_literals]\n"
+    "         [--iterations=N] [--seed=S] [--abs_error_bound=X] [--rel_error_bound=X]\n"
+    "         [--input_literals_file=F] [--output_literals_file=F]\n"
+    "         [--run_test_hlo_passes=true|false] [--run_reference_hlo_passes=true|false]\n"
+    "         [--use_large_float_range]\n"
+    "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
+    "evaluator; also 'reference'); cpu and cuda are not built yet. Without a reference platform\n"
+    "the result is compared with the one a snapshot or literals file carries, if any.\n"
+    "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n";
+
+std::string Ms(double seconds) {
+  char buf[32];
+  if (seconds < 1) {
+    std::snprintf(buf, sizeof(buf), "%.3f ms", seconds * 1e3);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3f s", seconds);
+  }
+  return buf;
+}
+
+bool ParseBool(const std::string& v, bool* out) {
+  if (v == "true" || v == "1") {
+    *out = true;
+  } else if (v == "false" || v == "0") {
+    *out = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool FormatMatches(const std::string& want, HloFileFormat got) {
+  switch (got) {
+    case HloFileFormat::kHloText: return want == "hlo";
+    case HloFileFormat::kHloProto:
+    case HloFileFormat::kHloModuleProto: return want == "pb";
+    case HloFileFormat::kHloProtoText:
+    case HloFileFormat::kHloModuleProtoText: return want == "pbtxt";
+    case HloFileFormat::kHloSnapshot:
+    case HloFileFormat::kHloSnapshotText: return want == "snapshot" || want == "unoptimized_snapshot";
+  }
+  return false;
+}
+
+}  // namespace
+
+int RunReplay(const std::vector<std::string>& argv_in) {
+  // Bare boolean flags that default to true are written --name or --name=false.
+  std::vector<std::string> argv;
+  for (const std::string& a : argv_in) {
+    if (a == "--run_test_hlo_passes" || a == "--run_reference_hlo_passes") {
+      argv.push_back(a + "=true");
+    } else {
+      argv.push_back(a);
+    }
+  }
+  Args args;
+  std::string error;
+  if (!ParseArgs(argv, {"force_fake_data", "print_literals", "use_large_float_range"},
+                 {"platform", "reference_platform", "input_format", "iterations", "seed",
+                  "abs_error_bound", "rel_error_bound", "input_literals_file",
+                  "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes"},
+                 &args, &error) ||
+      args.positional.empty()) {
+    std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
+              << "\n" << kUsage;
+    return kUsageError;
+  }
+  auto usage_error = [](const std::string& message) {
+    std::cerr << "hlowb replay: " << message << "\n" << kUsage;
+    return kUsageError;
+  };
+
+  ReplayOptions options;
+  options.platform = args.Get("platform", "interpreter");
+  options.reference_platform = args.Get("reference_platform", "");
+  for (const std::string* p : {&options.platform, &options.reference_platform}) {
+    if (p->empty()) continue;
+    absl::Status st = CheckPlatform(*p);
+    if (absl::IsInvalidArgument(st)) return usage_error(std::string(st.message()));
+    if (!st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return kInputError;
+    }
+  }
+  try {
+    if (args.Has("iterations")) {
+      size_t used = 0;
+      options.iterations = std::stoi(args.Get("iterations"), &used);
+      if (used != args.Get("iterations").size() || options.iterations < 1) throw 0;
+    }
+  } catch (...) {
+    return usage_error("--iterations must be a positive integer");
+  }
+  try {
+    if (args.Has("seed")) {
+      size_t used = 0;
+      options.seed = std::stoull(args.Get("seed"), &used);
+      if (used != args.Get("seed").size()) throw 0;
+    }
+  } catch (...) {
+    return usage_error("--seed must be a non-negative integer");
+  }
+  for (auto [name, target] : {std::pair<const char*, double*>{"abs_error_bound", &options.bounds.abs},
+                              {"rel_error_bound", &options.bounds.rel}}) {
+    if (!args.Has(name)) continue;
+    try {
+      size_t used = 0;
+      *target = std::stod(args.Get(name), &used);
+      if (used != args.Get(name).size() || !(*target >= 0)) throw 0;
+    } catch (...) {
+      return usage_error(StrCat("--", name, " must be a non-negative number"));
+    }
+  }
+  for (auto [name, target] :
+       {std::pair<const char*, bool*>{"run_test_hlo_passes", &options.run_test_hlo_passes},
+        {"run_reference_hlo_passes", &options.run_reference_hlo_passes}}) {
+    if (args.Has(name) && !ParseBool(args.Get(name), target)) {
+      return usage_error(StrCat("--", name, " takes true or false"));
+    }
+  }
+  options.force_fake_data = args.Has("force_fake_data");
+  options.use_large_float_range = args.Has("use_large_float_range");
+  const bool print_literals = args.Has("print_literals");
+  const std::string input_format = args.Get("input_format", "");
+  if (!input_format.empty() && input_format != "hlo" && input_format != "pb" &&
+      input_format != "pbtxt" && input_format != "snapshot" &&
+      input_format != "unoptimized_snapshot") {
+    return usage_error(StrCat("unknown --input_format '", input_format, "'"));
+  }
+  const std::string output_literals = args.Get("output_literals_file", "");
+  if (!output_literals.empty() && args.positional.size() != 1) {
+    return usage_error("--output_literals_file takes one FILE");
+  }
+
+  std::vector<IterationLiterals> input_literals;
+  if (args.Has("input_literals_file")) {
+    auto read = ReadRunHloModuleLiterals(args.Get("input_literals_file"));
+    if (!read.ok()) {
+      std::cerr << "error: " << read.status().message() << "\n";
+      return kInputError;
+    }
+    input_literals = std::move(*read);
+  }
+
+  int exit_code = kOk;
+  for (const std::string& path : args.positional) {
+    absl::StatusOr<OpenedHloFile> opened = OpenHloFile(path);
+    if (!opened.ok()) {
+      std::cerr << "error: " << opened.status().message() << "\n";
+      exit_code = kInputError;
+      continue;
+    }
+    if (!input_format.empty() && !FormatMatches(input_format, opened->format)) {
+      std::cerr << "error: " << path << " is " << HloFileFormatName(opened->format)
+                << ", not --input_format=" << input_format << "\n";
+      exit_code = kInputError;
+      continue;
+    }
+    for (const std::string& w : opened->warnings) std::cerr << "warning: " << w << "\n";
+    for (OpenedModule& om : opened->modules) {
+      ReplayInputs inputs;
+      if (opened->is_snapshot) {
+        inputs.snapshot_arguments = opened->arguments;
+        inputs.snapshot_result = opened->result;
+      }
+      inputs.literal_iterations = input_literals;
+      ReplaySession session(*om.module, options, std::move(inputs));
+      std::cout << om.label << ": module " << om.module->name() << "\n";
+      std::cout << "  platform: " << options.platform << ", reference platform: "
+                << (options.reference_platform.empty() ? "none" : options.reference_platform)
+                << "\n";
+      absl::StatusOr<ReplayReport> report = session.Run();
+      if (!report.ok()) {
+        std::cout << "  FAILED: " << report.status().message() << "\n";
+        std::cerr << "error: " << om.label << ": " << report.status().message() << "\n";
+        exit_code = kInputError;
+        continue;
+      }
+      for (const std::string& w : report->warnings) std::cout << "  warning: " << w << "\n";
+      std::cout << "  compile: " << Ms(report->compile_seconds)
+                << " (verification; the interpreter runs the module as given)\n";
+      for (size_t i = 0; i < report->iterations.size(); ++i) {
+        const ReplayIteration& it = report->iterations[i];
+        std::cout << "  iteration " << i + 1 << ": arguments from " << it.argument_source
+                  << "; run " << Ms(it.run_seconds);
+        if (it.reference_result) std::cout << ", reference run " << Ms(it.reference_seconds);
+        std::cout << "\n";
+        if (print_literals) {
+          const Computation* entry = om.module->entry();
+          for (size_t a = 0; a < it.arguments.size(); ++a) {
+            std::cout << "  argument " << a << " (" << entry->parameter(a)->name()
+                      << "): " << PrintShapedLiteral(it.arguments[a]) << "\n";
+          }
+          std::cout << "  result: " << PrintShapedLiteral(it.result) << "\n";
+          if (it.reference_result) {
+            std::cout << "  reference result: " << PrintShapedLiteral(*it.reference_result) << "\n";
+          }
+        }
+        if (it.comparison) {
+          std::cout << "  comparison with " << it.compared_against << ": "
+                    << it.comparison->ToString();
+          if (!it.comparison->ok()) exit_code = kInputError;
+        } else {
+          std::cout << "  comparison: none (no reference platform, and the input carries no "
+                       "result)\n";
+        }
+      }
+      if (!output_literals.empty()) {
+        absl::Status st = WriteRunHloModuleLiterals(output_literals, report->ToIterationLiterals());
+        if (!st.ok()) {
+          std::cerr << "error: " << st.message() << "\n";
+          exit_code = kInputError;
+        } else {
+          std::cout << "  literals written to " << output_literals << "\n";
+        }
+      }
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace hlowb::cli

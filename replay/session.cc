@@ -1,0 +1,237 @@
+#include "replay/session.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/analysis/verifier.h"
+#include "core/support/strings.h"
+#include "replay/data/fake_data.h"
+#include "replay/evaluator/evaluator.h"
+
+namespace hlowb {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool IsInterpreter(const std::string& p) { return p == "interpreter" || p == "reference"; }
+
+Literal Clone(const Literal& l) { return l; }
+
+}  // namespace
+
+absl::Status CheckPlatform(const std::string& platform) {
+  if (IsInterpreter(platform)) return absl::OkStatus();
+  if (platform == "cpu" || platform == "host" || platform == "cuda" || platform == "gpu" ||
+      platform == "rocm") {
+    return absl::FailedPreconditionError(
+        StrCat("platform '", platform, "' is not built yet in this hlowb (the ",
+               platform == "cpu" || platform == "host" ? "CPU JIT" : "GPU",
+               " backend is planned); use --platform=interpreter"));
+  }
+  return absl::InvalidArgumentError(
+      StrCat("unknown platform '", platform, "' (known: interpreter; not built yet: cpu, cuda)"));
+}
+
+bool ReplayReport::compared() const {
+  for (const ReplayIteration& it : iterations) {
+    if (it.comparison) return true;
+  }
+  return false;
+}
+
+bool ReplayReport::all_match() const {
+  for (const ReplayIteration& it : iterations) {
+    if (it.comparison && !it.comparison->ok()) return false;
+  }
+  return true;
+}
+
+std::vector<IterationLiterals> ReplayReport::ToIterationLiterals() const {
+  std::vector<IterationLiterals> out;
+  for (const ReplayIteration& it : iterations) {
+    IterationLiterals l;
+    l.arguments = it.arguments;
+    l.result = it.result;
+    l.reference_result = it.reference_result;
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+ReplaySession::ReplaySession(const Module& module, ReplayOptions options, ReplayInputs inputs)
+    : module_(module), options_(std::move(options)), inputs_(std::move(inputs)) {}
+
+absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
+                                                const ProgressFn& progress) {
+  ReplayReport report;
+  report.module_name = module_.name();
+  report.platform = options_.platform;
+  report.reference_platform = options_.reference_platform;
+  if (absl::Status st = CheckPlatform(options_.platform); !st.ok()) return st;
+  if (!options_.reference_platform.empty()) {
+    if (absl::Status st = CheckPlatform(options_.reference_platform); !st.ok()) return st;
+  }
+  if (options_.iterations < 1) return absl::InvalidArgumentError("iterations must be at least 1");
+  if (module_.entry() == nullptr) return absl::InvalidArgumentError("the module has no entry computation");
+  auto cancelled = [&] { return cancel != nullptr && cancel->IsCancelled(); };
+
+  // "Compile": verification, as the interpreter backend does before running.
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<VerifierDiagnostic> diags = VerifyModule(module_);
+  if (int errors = CountErrors(diags); errors > 0) {
+    std::string first;
+    for (const VerifierDiagnostic& d : diags) {
+      if (d.severity == VerifierDiagnostic::Severity::kError) {
+        first = d.ToString();
+        break;
+      }
+    }
+    return absl::InvalidArgumentError(
+        StrCat("the module does not verify (", errors, " error", errors == 1 ? "" : "s",
+               "); first: ", first));
+  }
+  report.compile_seconds = Since(t0);
+  report.reference_compile_seconds = options_.reference_platform.empty() ? 0 : report.compile_seconds;
+  // run_test_hlo_passes / run_reference_hlo_passes: nothing to switch off, the interpreter
+  // runs the module as given either way.
+
+  const bool use_literals = !options_.force_fake_data && !inputs_.literal_iterations.empty();
+  const bool use_snapshot =
+      !options_.force_fake_data && !use_literals && inputs_.snapshot_arguments.has_value();
+  if (use_literals &&
+      static_cast<int>(inputs_.literal_iterations.size()) < options_.iterations) {
+    return absl::InvalidArgumentError(
+        StrCat("the literals file has ", inputs_.literal_iterations.size(),
+               " iteration(s); --iterations=", options_.iterations, " asks for more"));
+  }
+
+  // Elided constants: seeded fake data, cached per instruction (loops ask repeatedly).
+  FakeDataOptions fake_options{options_.seed, options_.use_large_float_range};
+  auto elided_cache = std::make_shared<std::map<const Instruction*, Literal>>();
+  auto elided_mutex = std::make_shared<std::mutex>();
+  int elided_count = 0;
+  for (const auto& comp : module_.computations()) {
+    for (const Instruction* instr : comp->instructions()) {
+      if (instr->opcode() == Opcode::kConstant && instr->literal() && instr->literal()->elided()) {
+        ++elided_count;
+      }
+    }
+  }
+  if (elided_count > 0 && options_.fake_elided_constants) {
+    report.warnings.push_back(StrCat(elided_count, " constant", elided_count == 1 ? "" : "s",
+                                     " had elided data ({...}); replayed with seeded fake data"));
+  }
+
+  const int runs_per_iteration = options_.reference_platform.empty() ? 1 : 2;
+  const int64_t total_runs = int64_t{options_.iterations} * runs_per_iteration;
+  FakeDataEngine engine(options_.seed);
+
+  auto evaluate = [&](const std::vector<Literal>& args, int iteration, bool reference,
+                      int64_t run_number, double* seconds) -> absl::StatusOr<Literal> {
+    EvaluatorOptions eo;
+    eo.memory_budget_bytes = options_.memory_budget_bytes;
+    eo.cancel = cancel;
+    eo.seed = options_.seed;
+    if (progress) {
+      std::string what = StrCat(reference ? "reference " : "", "iteration ", iteration + 1);
+      eo.progress = [&progress, run_number, total_runs, what](int64_t done, int64_t total,
+                                                               const std::string& name) {
+        // Scale to per-mille of the whole session so the total is known up front.
+        int64_t per_run = 1000;
+        int64_t d = run_number * per_run + (total > 0 ? done * per_run / total : per_run);
+        progress(d, total_runs * per_run, StrCat(what, ": ", name));
+      };
+    }
+    if (options_.on_instruction) {
+      eo.on_instruction = [this, iteration, reference](const InstructionEvent& e) {
+        InstructionProfile p;
+        p.instruction = e.instruction;
+        p.seconds = e.seconds;
+        p.loop_iteration = e.loop_iteration;
+        p.iteration = iteration;
+        p.reference = reference;
+        if (e.result != nullptr) p.statistics = ComputeStatistics(*e.result);
+        options_.on_instruction(p);
+      };
+    }
+    if (options_.fake_elided_constants) {
+      const Module* module = &module_;
+      eo.elided_constant = [module, fake_options, elided_cache,
+                            elided_mutex](const Instruction& instr) -> absl::StatusOr<Literal> {
+        {
+          std::lock_guard<std::mutex> lock(*elided_mutex);
+          auto it = elided_cache->find(&instr);
+          if (it != elided_cache->end()) return Clone(it->second);
+        }
+        auto l = MakeFakeElidedConstant(*module, instr, fake_options);
+        if (!l.ok()) return l.status();
+        std::lock_guard<std::mutex> lock(*elided_mutex);
+        return Clone(elided_cache->emplace(&instr, std::move(*l)).first->second);
+      };
+    }
+    auto start = std::chrono::steady_clock::now();
+    auto result = EvaluateModule(module_, args, eo);
+    *seconds = Since(start);
+    if (!result.ok() && cancelled()) return absl::CancelledError("replay cancelled");
+    return result;
+  };
+
+  int64_t run_number = 0;
+  for (int i = 0; i < options_.iterations; ++i) {
+    if (cancelled()) return absl::CancelledError("replay cancelled");
+    ReplayIteration it;
+    std::optional<Literal> expected;
+    std::string expected_name;
+    if (use_literals) {
+      const IterationLiterals& lit = inputs_.literal_iterations[i];
+      it.arguments = lit.arguments;
+      it.argument_source = StrCat("literals file iteration ", i + 1);
+      if (lit.result) {
+        expected = *lit.result;
+        expected_name = StrCat("literals file result (iteration ", i + 1, ")");
+      }
+    } else if (use_snapshot) {
+      it.arguments = *inputs_.snapshot_arguments;
+      it.argument_source = "snapshot";
+      if (inputs_.snapshot_result) {
+        expected = *inputs_.snapshot_result;
+        expected_name = "snapshot result";
+      }
+    } else {
+      auto args = MakeFakeArguments(module_, &engine, options_.use_large_float_range);
+      if (!args.ok()) return args.status();
+      it.arguments = std::move(*args);
+      it.argument_source = StrCat("fake data (seed ", options_.seed,
+                                  options_.use_large_float_range ? ", large float range" : "", ")");
+    }
+    if (absl::Status st = CheckArguments(module_, it.arguments, it.argument_source); !st.ok()) {
+      return st;
+    }
+    auto result = evaluate(it.arguments, i, false, run_number++, &it.run_seconds);
+    if (!result.ok()) return result.status();
+    it.result = std::move(*result);
+    if (!options_.reference_platform.empty()) {
+      auto ref = evaluate(it.arguments, i, true, run_number++, &it.reference_seconds);
+      if (!ref.ok()) {
+        return absl::Status(ref.status().code(),
+                            StrCat("reference platform: ", std::string(ref.status().message())));
+      }
+      it.reference_result = std::move(*ref);
+      it.comparison = CompareLiterals(*it.reference_result, it.result, options_.bounds,
+                                      options_.max_reported_elements);
+      it.compared_against = StrCat("reference platform ", options_.reference_platform);
+    } else if (expected) {
+      it.comparison = CompareLiterals(*expected, it.result, options_.bounds,
+                                      options_.max_reported_elements);
+      it.compared_against = expected_name;
+    }
+    report.iterations.push_back(std::move(it));
+  }
+  return report;
+}
+
+}  // namespace hlowb

@@ -1,0 +1,121 @@
+// ReplaySession: runs a module on a test platform (and optionally a reference platform) the
+// way XLA's run_hlo_module does, and compares the results. Synchronous: call Run() from a
+// worker thread in the UI; it checks the cancel token between instructions (through the
+// evaluator) and reports progress through the sink.
+//
+// Platforms: "interpreter" (the reference evaluator; "reference" is accepted as an alias)
+// runs here. "cpu", "host", "cuda", "gpu" and "rocm" are backends that are not built yet and
+// fail with FailedPrecondition saying so; anything else is InvalidArgument.
+//
+// Arguments, per iteration, in run_hlo_module's order of preference: fake data when
+// force_fake_data is set; else the literals file's iteration; else the snapshot's arguments;
+// else fake data (seeded; one engine for all iterations, so iterations differ but a seed
+// reproduces the whole run). Constants whose data was elided (`{...}`) get seeded fake data
+// too (with a warning), so modules dumped without large constants still replay.
+//
+// Comparison: against the reference platform's result when there is one, else against the
+// expected result the inputs carry (the snapshot's result, or the literals file's result).
+#ifndef HLOWB_REPLAY_SESSION_H_
+#define HLOWB_REPLAY_SESSION_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/ir/literal.h"
+#include "core/ir/module.h"
+#include "core/support/cancel.h"
+#include "replay/compare/compare.h"
+#include "replay/data/literals_file.h"
+
+namespace hlowb {
+
+// Per-instruction event for overlays: time and statistics of the result.
+struct InstructionProfile {
+  const Instruction* instruction = nullptr;
+  double seconds = 0;
+  int64_t loop_iteration = -1;  // inside a while body: the iteration number
+  int iteration = 0;            // replay iteration (0-based)
+  bool reference = false;       // true for the reference platform's run
+  LiteralStatistics statistics;
+};
+
+struct ReplayOptions {
+  std::string platform = "interpreter";
+  std::string reference_platform;  // empty: no reference run
+  int iterations = 1;
+  uint64_t seed = 42;
+  bool force_fake_data = false;
+  bool use_large_float_range = false;
+  bool run_test_hlo_passes = true;       // accepted; the interpreter runs no HLO passes
+  bool run_reference_hlo_passes = true;  // likewise
+  bool fake_elided_constants = true;
+  ErrorBounds bounds;
+  int max_reported_elements = 5;
+  uint64_t memory_budget_bytes = uint64_t{8} << 30;
+  // Statistics of every instruction's result cost a pass over it; only when set.
+  std::function<void(const InstructionProfile&)> on_instruction;
+};
+
+// Data the input brings besides the module.
+struct ReplayInputs {
+  // From a snapshot.
+  std::optional<std::vector<Literal>> snapshot_arguments;
+  std::optional<Literal> snapshot_result;
+  // From --input_literals_file.
+  std::vector<IterationLiterals> literal_iterations;
+};
+
+struct ReplayIteration {
+  std::vector<Literal> arguments;
+  std::string argument_source;  // "fake data (seed 42)", "snapshot", "literals file iteration 2"
+  Literal result;
+  std::optional<Literal> reference_result;
+  double run_seconds = 0;
+  double reference_seconds = 0;
+  // Set when there was something to compare against.
+  std::optional<ComparisonReport> comparison;
+  std::string compared_against;  // "reference platform interpreter", "snapshot result", ...
+};
+
+struct ReplayReport {
+  std::string module_name;
+  std::string platform;
+  std::string reference_platform;
+  // The interpreter has no compilation: this is the verification and preparation time.
+  double compile_seconds = 0;
+  double reference_compile_seconds = 0;
+  std::vector<std::string> warnings;
+  std::vector<ReplayIteration> iterations;
+  bool compared() const;
+  bool all_match() const;  // true when nothing was compared
+  // For --output_literals_file.
+  std::vector<IterationLiterals> ToIterationLiterals() const;
+};
+
+// Checks a platform name; FailedPrecondition for known platforms that are not built yet.
+absl::Status CheckPlatform(const std::string& platform);
+
+class ReplaySession {
+ public:
+  // `module` must outlive the session.
+  ReplaySession(const Module& module, ReplayOptions options, ReplayInputs inputs = {});
+
+  // Runs all iterations. Errors: the evaluator's (Unimplemented naming the unsupported
+  // feature, ResourceExhausted for the memory budget), InvalidArgument for arguments that do
+  // not fit, Cancelled when the token fired.
+  absl::StatusOr<ReplayReport> Run(const CancelToken* cancel = nullptr,
+                                   const ProgressFn& progress = nullptr);
+
+ private:
+  const Module& module_;
+  ReplayOptions options_;
+  ReplayInputs inputs_;
+};
+
+}  // namespace hlowb
+
+#endif  // HLOWB_REPLAY_SESSION_H_
