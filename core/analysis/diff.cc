@@ -272,7 +272,9 @@ class Differ {
     } else if (!(a->shape() == b->shape())) {
       d.changes.push_back("layout");
     }
-    if (a->opcode() == b->opcode() && a->shape() == b->shape() && sig_a_[a] != sig_b_[b]) {
+    if (a->opcode() == b->opcode() && sig_a_[a] != sig_b_[b] &&
+        (a->shape() == b->shape() ||
+         InstructionAttributeSignature(*a) != InstructionAttributeSignature(*b))) {
       d.changes.push_back("attributes");
     }
     bool operands_same = a->operand_count() == b->operand_count();

@@ -379,7 +379,12 @@ class InstructionPrinter {
 
   void PrintSignature(const Instruction& instr) {
     AppendShape(instr.shape(), true, out_);
-    StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
+    StrAppend(out_, " ", OpcodeName(instr.opcode()));
+    PrintPayloadAndAttributes(instr);
+  }
+
+  void PrintPayloadAndAttributes(const Instruction& instr) {
+    out_->push_back('(');
     if (instr.opcode() == Opcode::kConstant && instr.literal()) {
       AppendLiteralData(*instr.literal(), out_);
     } else if (instr.opcode() == Opcode::kParameter) {
@@ -868,6 +873,15 @@ std::string InstructionSignature(const Instruction& instr) {
   options.print_references = false;
   std::string s;
   InstructionPrinter(options, &s).PrintSignature(instr);
+  return s;
+}
+
+std::string InstructionAttributeSignature(const Instruction& instr) {
+  PrintOptions options = PrintOptions::Short();
+  options.print_metadata = false;
+  options.print_references = false;
+  std::string s;
+  InstructionPrinter(options, &s).PrintPayloadAndAttributes(instr);
   return s;
 }
 

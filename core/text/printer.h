@@ -47,6 +47,9 @@ std::string PrintMetadata(const OpMetadata& metadata);
 // (with layout), attributes, literal or parameter number. Two instructions with equal
 // signatures and corresponding operands compute the same thing. Metadata is excluded.
 std::string InstructionSignature(const Instruction& instr);
+// The part of the signature that is neither opcode nor shape: literal or parameter number,
+// operand count and attributes. Tells an attribute change apart from a shape change.
+std::string InstructionAttributeSignature(const Instruction& instr);
 // C-escaped, quoted.
 std::string QuoteString(std::string_view s);
 
