@@ -8,6 +8,7 @@
 #include "core/support/strings.h"
 #include "app/cli/cli.h"
 #include "core/support/file_util.h"
+#include "core/proto/open_file.h"
 #include "core/text/parser.h"
 
 namespace hlowb::cli {
@@ -73,6 +74,23 @@ bool LoadModules(const std::string& path, bool split, std::string* text,
     return false;
   }
   *text = std::move(*contents);
+  if (path != "-" && !LooksLikeHloText(path, *text)) {
+    OpenOptions open_options;
+    open_options.split_input_file = split;
+    absl::StatusOr<OpenedHloFile> file = OpenHloBytes(*text, path, open_options);
+    if (!file.ok()) {
+      std::cerr << "error: " << file.status().message() << "\n";
+      return false;
+    }
+    for (const std::string& w : file->warnings) std::cerr << "warning: " << w << "\n";
+    for (OpenedModule& m : file->modules) {
+      LoadedModule lm;
+      lm.label = m.label.empty() ? path : m.label;
+      lm.module = std::move(m.module);
+      modules->push_back(std::move(lm));
+    }
+    return !modules->empty();
+  }
   std::vector<std::string_view> parts =
       split ? SplitInputFile(*text) : std::vector<std::string_view>{*text};
   bool ok = true;
@@ -98,7 +116,7 @@ bool LoadModules(const std::string& path, bool split, std::string* text,
 
 namespace hlowb::cli {
 
-ModuleOpener CliModuleOpener() { return TextModuleOpener(); }
+ModuleOpener CliModuleOpener() { return AnyFormatModuleOpener(); }
 
 bool LoadDumpModule(const std::string& dir, const std::string& module, DumpIndex* index,
                     std::vector<DumpState>* states, std::vector<LoadedState>* loaded) {

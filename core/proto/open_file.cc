@@ -736,3 +736,43 @@ absl::StatusOr<LiteralFile> OpenLiteralFile(const std::string& path, const OpenO
 }
 
 }  // namespace hlowb
+
+namespace hlowb {
+
+std::function<absl::StatusOr<std::unique_ptr<Module>>(const std::string&)> AnyFormatModuleOpener(
+    const OpenOptions& options) {
+  return [options](const std::string& path) -> absl::StatusOr<std::unique_ptr<Module>> {
+    absl::StatusOr<OpenedHloFile> file = OpenHloFile(path, options);
+    if (!file.ok()) return file.status();
+    if (file->modules.empty()) {
+      return absl::InvalidArgumentError(StrCat(path, ": the file holds no module"));
+    }
+    return std::move(file->modules.front().module);
+  };
+}
+
+bool LooksLikeHloText(std::string_view name, std::string_view head) {
+  auto ends_with = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+  };
+  if (ends_with(".hlo") || ends_with(".txt")) return true;
+  if (ends_with(".pb") || ends_with(".gz") || ends_with(".pbtxt") || ends_with(".textproto")) {
+    return false;
+  }
+  for (unsigned char c : head.substr(0, 4096)) {
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t')) return false;
+  }
+  size_t start = head.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return true;
+  std::string_view rest = head.substr(start);
+  // Text protos start with a field name followed by ':' or '{' (hlo_module {, name: ...).
+  size_t word = 0;
+  while (word < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[word])) || rest[word] == '_')) ++word;
+  if (word > 0 && rest.substr(0, word) != "HloModule") {
+    size_t next = rest.find_first_not_of(" \t", word);
+    if (next != std::string_view::npos && (rest[next] == ':' || rest[next] == '{')) return false;
+  }
+  return true;
+}
+
+}  // namespace hlowb

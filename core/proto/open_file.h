@@ -12,6 +12,7 @@
 #define HLOWB_CORE_PROTO_OPEN_FILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,15 @@ absl::StatusOr<OpenedHloFile> OpenHloFile(const std::string& path, const OpenOpt
 // The same for bytes in memory; `name` gives the format hint and labels messages.
 absl::StatusOr<OpenedHloFile> OpenHloBytes(std::string_view data, std::string_view name,
                                            const OpenOptions& options = {});
+
+// A dump-state opener (core/dump/state_loader.h) that reads every format OpenHloFile does:
+// the first module of the file.
+std::function<absl::StatusOr<std::unique_ptr<Module>>(const std::string&)> AnyFormatModuleOpener(
+    const OpenOptions& options = {});
+
+// Whether a file is best read as HLO text: its name says so, or nothing says otherwise and its
+// first bytes are printable text that does not look like a text proto.
+bool LooksLikeHloText(std::string_view name, std::string_view head);
 
 // The formats EncodeHloFile writes (the --format names of `hlowb convert`).
 enum class HloOutputFormat {
