@@ -36,9 +36,190 @@ absl::StatusOr<Literal> EvalRng(Evaluator& ev, const Instruction& instr, const O
   return EvalConvert(wide, t);
 }
 
+namespace {
+
+// rng-bit-generator, bit for bit as XLA expands it (the state's element 0 is the key; the
+// counter follows):
+//
+//   algorithm   state     counter                         output state
+//   three-fry   u64[2]    state[1]                        [key, state[1] + blocks]
+//   philox      u64[3]    u128 (low state[1], high [2])   [key, counter + blocks]
+//   philox      u64[2]    u128 (low state[1], high key)   [key, low word of counter + blocks]
+//   default     = philox (the CPU and GPU compilers' choice).
+//
+// Three-fry (2x32, 20 rounds) produces two 32-bit words per 64-bit counter value; philox
+// (4x32, 10 rounds) four words per 128-bit counter value. 32-bit outputs: three-fry splits the
+// shape in halves along its first even dimension (else its largest) and interleaves the two
+// words along it; philox interleaves its four words in row-major order. 64-bit outputs join
+// word pairs (low word first). Narrower outputs keep the low bits of a 32-bit draw.
+
+struct Words2 {
+  uint32_t a, b;
+};
+
+uint32_t Rotl(uint32_t v, int r) { return (v << r) | (v >> (32 - r)); }
+
+Words2 ThreeFry2x32(uint64_t counter, uint64_t key) {
+  static constexpr int kRot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  const uint32_t k2 = 0x1BD11BDAu ^ k0 ^ k1;
+  const uint32_t ks[3] = {k0, k1, k2};
+  uint32_t x0 = static_cast<uint32_t>(counter) + k0;
+  uint32_t x1 = static_cast<uint32_t>(counter >> 32) + k1;
+  for (int group = 0; group < 5; ++group) {
+    for (int r = 0; r < 4; ++r) {
+      x0 += x1;
+      x1 = Rotl(x1, kRot[(group % 2) * 4 + r]);
+      x1 ^= x0;
+    }
+    // Key injection after every four rounds.
+    x0 += ks[(group + 1) % 3];
+    x1 += ks[(group + 2) % 3] + static_cast<uint32_t>(group + 1);
+  }
+  return {x0, x1};
+}
+
+struct Words4 {
+  uint32_t w[4];
+};
+
+Words4 Philox4x32(uint64_t low, uint64_t high, uint64_t key) {
+  uint32_t x[4] = {static_cast<uint32_t>(low), static_cast<uint32_t>(low >> 32),
+                   static_cast<uint32_t>(high), static_cast<uint32_t>(high >> 32)};
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = uint64_t{x[0]} * 0xD2511F53u;
+    const uint64_t p1 = uint64_t{x[2]} * 0xCD9E8D57u;
+    const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x[1] ^ k0;
+    const uint32_t y1 = static_cast<uint32_t>(p1);
+    const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x[3] ^ k1;
+    const uint32_t y3 = static_cast<uint32_t>(p0);
+    x[0] = y0, x[1] = y1, x[2] = y2, x[3] = y3;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return {{x[0], x[1], x[2], x[3]}};
+}
+
+// Three-fry 32-bit draws for `dims` in row-major order; returns the number of counter values
+// used.
+int64_t ThreeFry32(uint64_t key, uint64_t counter, const std::vector<int64_t>& dims,
+                   std::vector<uint32_t>* out) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  out->assign(static_cast<size_t>(n), 0);
+  if (dims.empty()) {
+    (*out)[0] = ThreeFry2x32(counter, key).a;
+    return 1;
+  }
+  int split = -1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] % 2 == 0) {
+      split = static_cast<int>(i);
+      break;
+    }
+  }
+  if (split < 0) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (split < 0 || dims[i] > dims[split]) split = static_cast<int>(i);
+    }
+  }
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < split; ++i) outer *= dims[i];
+  for (size_t i = split + 1; i < dims.size(); ++i) inner *= dims[i];
+  const int64_t d = dims[split], half = (d + 1) / 2;
+  // Half-shape element (o, j, i) draws counter + its row-major index; word a goes to split
+  // position 2j, word b to 2j+1 (dropped past the end when d is odd).
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < half; ++j) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const uint64_t index = static_cast<uint64_t>((o * half + j) * inner + i);
+        Words2 w = ThreeFry2x32(counter + index, key);
+        (*out)[static_cast<size_t>((o * d + 2 * j) * inner + i)] = w.a;
+        if (2 * j + 1 < d) (*out)[static_cast<size_t>((o * d + 2 * j + 1) * inner + i)] = w.b;
+      }
+    }
+  }
+  return outer * half * inner;
+}
+
+}  // namespace
+
 absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& instr, const Literal& state) {
-  (void)state;
-  return Unimplemented(instr, "rng-bit-generator");
+  const Shape& rs = instr.shape();
+  if (!rs.IsTuple() || rs.tuple_count() != 2 || !rs.tuple_shape(1).IsArray()) {
+    return Invalid(instr, "rng-bit-generator must return (state, bits)");
+  }
+  const Shape& ss = state.shape();
+  if (!ss.IsArray() || ss.element_type() != PrimitiveType::kU64 || ss.rank() != 1 ||
+      ss.dimensions()[0] < 2) {
+    return Invalid(instr, "rng-bit-generator state must be u64[2] or u64[3]");
+  }
+  const Shape& bits_shape = rs.tuple_shape(1);
+  const PrimitiveType t = bits_shape.element_type();
+  const int width = BitWidth(t);
+  if (IsComplex(t) || t == PrimitiveType::kPred || width > 64 || width <= 0) {
+    return Unimplemented(instr, StrCat("rng-bit-generator producing ",
+                                       PrimitiveTypeName(t)));
+  }
+  RandomAlgorithm algorithm = instr.attrs_or_default().rng_algorithm;
+  if (algorithm == RandomAlgorithm::kDefault) algorithm = RandomAlgorithm::kPhilox;
+  const int64_t state_size = ss.dimensions()[0];
+  if (algorithm == RandomAlgorithm::kThreeFry && state_size != 2) {
+    return Invalid(instr, "three-fry rng-bit-generator state must be u64[2]");
+  }
+  if (algorithm == RandomAlgorithm::kPhilox && state_size > 3) {
+    return Invalid(instr, "philox rng-bit-generator state must be u64[2] or u64[3]");
+  }
+  const uint64_t* st = state.data_as<uint64_t>();
+  const uint64_t key = st[0];
+  const std::vector<int64_t>& dims = bits_shape.dimensions();
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+
+  Literal out(rs);
+  Literal& new_state = (*out.mutable_tuple_elements())[0];
+  Literal& bits = (*out.mutable_tuple_elements())[1];
+  uint64_t* ns = new_state.mutable_data_as<uint64_t>();
+  for (int64_t i = 0; i < state_size; ++i) ns[i] = st[i];
+
+  if (algorithm == RandomAlgorithm::kThreeFry) {
+    const uint64_t counter = st[1];
+    if (width <= 32) {
+      std::vector<uint32_t> draws;
+      int64_t used = ThreeFry32(key, counter, dims, &draws);
+      for (int64_t i = 0; i < n; ++i) bits.SetBits(i, draws[static_cast<size_t>(i)]);
+      ns[1] = counter + static_cast<uint64_t>(used);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        Words2 w = ThreeFry2x32(counter + static_cast<uint64_t>(i), key);
+        bits.SetBits(i, uint64_t{w.a} | (uint64_t{w.b} << 32));
+      }
+      ns[1] = counter + static_cast<uint64_t>(n);
+    }
+  } else {
+    const uint64_t low = st[1];
+    const uint64_t high = state_size >= 3 ? st[2] : key;
+    // 32-bit words needed, in blocks of four per counter value.
+    const int64_t words = width <= 32 ? n : 2 * n;
+    const int64_t blocks = (words + 3) / 4;
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint64_t lo = low + static_cast<uint64_t>(b);
+      uint64_t hi = high + (lo < low ? 1 : 0);
+      Words4 w = Philox4x32(lo, hi, key);
+      if (width <= 32) {
+        for (int k = 0; k < 4 && b * 4 + k < n; ++k) bits.SetBits(b * 4 + k, w.w[k]);
+      } else {
+        for (int k = 0; k < 2 && b * 2 + k < n; ++k) {
+          bits.SetBits(b * 2 + k, uint64_t{w.w[2 * k]} | (uint64_t{w.w[2 * k + 1]} << 32));
+        }
+      }
+    }
+    const uint64_t new_low = low + static_cast<uint64_t>(blocks);
+    ns[1] = new_low;
+    if (state_size >= 3) ns[2] = high + (new_low < low ? 1 : 0);
+  }
+  return out;
 }
 
 }  // namespace hlowb::eval
