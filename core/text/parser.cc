@@ -445,6 +445,7 @@ bool Parser::ParseComputation(bool top_level, Computation** out) {
       while (lex_.kind() != TokKind::kRparen) {
         if (lex_.kind() != TokKind::kName) return Expected("'name:' of a signature parameter");
         lex_.Next();
+        TryConsume(TokKind::kColon);  // after a %name the ':' is still there
         Shape ignored;
         if (!ParseShape(&ignored)) return false;
         if (!TryConsume(TokKind::kComma)) break;

@@ -373,6 +373,16 @@ void AppendShardingText(const Sharding& s, std::string* out) {
   StrAppend(out, "{", absl::StrJoin(parts, " "), "}");
 }
 
+// Short form drops the '%' sigil, except where the bare name would not lex as a name (it
+// starts with a digit or '-', or is a keyword).
+bool NeedsSigil(std::string_view name) {
+  if (name.empty()) return true;
+  const char c = name[0];
+  if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')) return true;
+  return name == "ROOT" || name == "ENTRY" || name == "HloModule" || name == "true" ||
+         name == "false";
+}
+
 class InstructionPrinter {
  public:
   InstructionPrinter(const PrintOptions& options, std::string* out) : o_(options), out_(out) {}
@@ -399,7 +409,7 @@ class InstructionPrinter {
   void Print(const Instruction& instr) {
     const bool long_form = o_.form == PrintOptions::Form::kLong;
     if (instr.IsRoot()) out_->append("ROOT ");
-    if (long_form) out_->push_back('%');
+    if (long_form || NeedsSigil(instr.name())) out_->push_back('%');
     StrAppend(out_, instr.name(), " = ");
     AppendShape(instr.shape(), true, out_);
     StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
@@ -415,6 +425,8 @@ class InstructionPrinter {
           if (i > 0 && i % 5 == 0) StrAppend(out_, "/*index=", i, "*/");
           AppendShape(op->shape(), true, out_);
           out_->append(" %");
+        } else if (NeedsSigil(op->name())) {
+          out_->push_back('%');
         }
         out_->append(op->name());
       }
@@ -429,7 +441,7 @@ class InstructionPrinter {
   }
   std::string CompName(const Computation* c) const {
     std::string name = c ? c->name() : std::string("<null>");
-    return o_.form == PrintOptions::Form::kLong ? "%" + name : name;
+    return o_.form == PrintOptions::Form::kLong || NeedsSigil(name) ? "%" + name : name;
   }
 
   void PrintAttributes(const Instruction& instr) {
@@ -672,7 +684,8 @@ class InstructionPrinter {
     if (o_.print_references && !instr.control_predecessors().empty()) {
       std::vector<std::string> names;
       for (const Instruction* p : instr.control_predecessors()) {
-        names.push_back((o_.form == PrintOptions::Form::kLong ? "%" : "") + p->name());
+        names.push_back((o_.form == PrintOptions::Form::kLong || NeedsSigil(p->name()) ? "%" : "") +
+                        p->name());
       }
       Attr("control-predecessors", "{" + absl::StrJoin(names, ", ") + "}");
     }
@@ -718,14 +731,14 @@ void AppendComputation(const Computation& comp, const PrintOptions& options, std
       if (!p) continue;
       if (!first) out->append(", ");
       first = false;
-      StrAppend(out, p->name(), ": ");
+      StrAppend(out, NeedsSigil(p->name()) ? "%" : "", p->name(), ": ");
       AppendShape(p->shape(), false, out);
     }
     out->append(") -> ");
     if (comp.root()) AppendShape(comp.root()->shape(), false, out);
     out->append(" {\n");
   } else {
-    StrAppend(out, comp.name(), " {\n");
+    StrAppend(out, NeedsSigil(comp.name()) ? "%" : "", comp.name(), " {\n");
   }
   InstructionPrinter printer(options, out);
   for (const Instruction* instr : comp.instructions()) {

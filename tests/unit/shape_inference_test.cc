@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/ir/attributes.h"
 #include "core/ir/computation.h"
 #include "core/ir/module.h"
 #include "core/text/parser.h"
@@ -741,6 +742,28 @@ TEST(ShapeInferenceTest, ValidateShapeAndCompatibility) {
   EXPECT_FALSE(ShapesCompatible(ok, Shape::Array(PrimitiveType::kBF16, {2, 3})));
   EXPECT_TRUE(ShapesCompatibleIgnoringFpPrecision(ok, Shape::Array(PrimitiveType::kBF16, {2, 3})));
   EXPECT_FALSE(ShapesCompatible(Shape::Tuple({ok}), Shape::Tuple({ok, ok})));
+}
+
+}  // namespace
+}  // namespace hlowb
+
+namespace hlowb {
+namespace {
+
+TEST(IotaDeviceListTest, ExpandsReshapeAndTranspose) {
+  IotaDeviceList plain{{2, 4}, {8}, {}};
+  EXPECT_EQ(plain.Expand(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // [2,4]<=[4,2]T(1,0): iota(8) as 4x2, transposed to 2x4.
+  IotaDeviceList transposed{{2, 4}, {4, 2}, {1, 0}};
+  EXPECT_EQ(transposed.Expand(), (std::vector<int64_t>{0, 2, 4, 6, 1, 3, 5, 7}));
+  ReplicaGroups groups;
+  groups.iota = transposed;
+  EXPECT_EQ(groups.Expanded(),
+            (std::vector<std::vector<int64_t>>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  // Inconsistent or hostile lists expand to nothing instead of allocating.
+  EXPECT_TRUE((IotaDeviceList{{2, 4}, {3}, {}}).Expand().empty());
+  EXPECT_TRUE((IotaDeviceList{{1 << 30, 1 << 30}, {}, {}}).Expand().empty());
+  EXPECT_TRUE((IotaDeviceList{{2, 4}, {4, 2}, {0, 0}}).Expand().empty());
 }
 
 }  // namespace
