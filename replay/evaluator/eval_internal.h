@@ -23,6 +23,7 @@
 #include "core/ir/literal.h"
 #include "core/support/strings.h"
 #include "replay/evaluator/evaluator.h"
+#include "replay/evaluator/semantics.h"
 
 namespace hlowb::eval {
 
@@ -119,6 +120,51 @@ int64_t IndexValue(const Literal& l, int64_t i);
 std::string InstrRef(const Instruction& instr);  // "%name (opcode)"
 absl::Status Unimplemented(const Instruction& instr, const std::string& what);
 absl::Status Invalid(const Instruction& instr, const std::string& what);
+
+// Calls f(fn) with fn the typed scalar function of a plain binary reducer opcode (add, multiply,
+// subtract, max, min, and, or, xor, divide) on T; Unimplemented when `op` has none for T. pred
+// add/or/max are ||, multiply/and/min are &&, as XLA's reducers on pred behave.
+template <typename T, typename F>
+absl::Status WithBinaryFn(Opcode op, F&& f) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (op) {
+      case Opcode::kAdd:
+      case Opcode::kOr:
+      case Opcode::kMaximum: return f([](bool a, bool b) { return a || b; });
+      case Opcode::kMultiply:
+      case Opcode::kAnd:
+      case Opcode::kMinimum: return f([](bool a, bool b) { return a && b; });
+      case Opcode::kXor: return f([](bool a, bool b) { return a != b; });
+      default: break;
+    }
+  } else {
+    switch (op) {
+      case Opcode::kAdd: return f([](T a, T b) { return WrapAdd<T>(a, b); });
+      case Opcode::kMultiply: return f([](T a, T b) { return WrapMul<T>(a, b); });
+      case Opcode::kSubtract: return f([](T a, T b) { return WrapSub<T>(a, b); });
+      default: break;
+    }
+    if constexpr (!kIsComplex<T>) {
+      switch (op) {
+        case Opcode::kMaximum: return f([](T a, T b) { return NanPropagatingMax<T>(a, b); });
+        case Opcode::kMinimum: return f([](T a, T b) { return NanPropagatingMin<T>(a, b); });
+        default: break;
+      }
+    }
+    if constexpr (kIsInt<T>) {
+      switch (op) {
+        case Opcode::kAnd: return f([](T a, T b) { return T(a & b); });
+        case Opcode::kOr: return f([](T a, T b) { return T(a | b); });
+        case Opcode::kXor: return f([](T a, T b) { return T(a ^ b); });
+        case Opcode::kDivide: return f([](T a, T b) { return IntDivide<T>(a, b); });
+        default: break;
+      }
+    } else if constexpr (!std::is_same_v<T, bool>) {
+      if (op == Opcode::kDivide) return f([](T a, T b) { return a / b; });
+    }
+  }
+  return absl::UnimplementedError("no typed reducer");
+}
 
 // A computation applied to scalars: either a recognised binary op of its two parameters (fast
 // typed path) or the general interpreter.

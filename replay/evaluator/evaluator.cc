@@ -2,7 +2,9 @@
 // (so live memory stays bounded and is checked against the budget before every allocation),
 // dispatches each opcode to its family, and runs control flow (while, conditional, call,
 // fusion, async wrappers). Opcodes without a runtime meaning on one device (tokens,
-// single-device collectives) are handled here too.
+// single-device collectives) are handled here too; with EvaluatorOptions::collectives set,
+// replica-id, partition-id and the collective ops go to the device's DeviceCollectives
+// instead (the -done ops stay here: they only unpack their -start value).
 #include <chrono>
 
 #include "replay/evaluator/eval_internal.h"
@@ -380,7 +382,37 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
       return out;
     }
     case Opcode::kReplicaId:
-    case Opcode::kPartitionId: return Literal(Shape::Array(PrimitiveType::kU32, {}));
+    case Opcode::kPartitionId: {
+      Literal id(Shape::Array(PrimitiveType::kU32, {}));
+      if (options_.collectives != nullptr) {
+        id.mutable_data_as<uint32_t>()[0] = static_cast<uint32_t>(
+            op == Opcode::kReplicaId ? options_.collectives->replica_id()
+                                     : options_.collectives->partition_id());
+      }
+      return id;
+    }
+    default: break;
+  }
+  if (options_.collectives != nullptr) {
+    switch (op) {
+      case Opcode::kAllReduce:
+      case Opcode::kAllReduceStart:
+      case Opcode::kAllGather:
+      case Opcode::kAllGatherStart:
+      case Opcode::kAllToAll:
+      case Opcode::kRaggedAllToAll:
+      case Opcode::kReduceScatter:
+      case Opcode::kCollectiveBroadcast:
+      case Opcode::kCollectivePermute:
+      case Opcode::kCollectivePermuteStart:
+        return options_.collectives->RunCollective(
+            instr, ops, [this](const Computation& c, const Operands& args) {
+              return Run(c, args);
+            });
+      default: break;
+    }
+  }
+  switch (op) {
     // Collectives on a single device: every group holds only this device.
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart:
@@ -401,10 +433,17 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
       return MakeTuple(std::move(elems));
     }
     case Opcode::kAllReduceDone:
-    case Opcode::kAllGatherDone:
-    case Opcode::kCollectivePermuteDone:
+      // all-reduce-start returns the reduced value itself (an array, or a tuple per operand).
       if (ops[0]->shape().IsTuple() && instr.shape().IsArray() &&
           ops[0]->tuple_elements().size() >= 2) {
+        return ops[0]->tuple_elements()[1];
+      }
+      return *ops[0];
+    case Opcode::kAllGatherDone:
+    case Opcode::kCollectivePermuteDone:
+      // The -start value is (operands, result, context...): the result, even when it is a
+      // tuple (several operands).
+      if (ops[0]->shape().IsTuple() && ops[0]->tuple_elements().size() >= 2) {
         return ops[0]->tuple_elements()[1];
       }
       return *ops[0];

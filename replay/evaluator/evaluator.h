@@ -2,9 +2,11 @@
 // instruction at a time, on host literals. It is the ground truth the compiled backends are
 // compared against, so it favours exactness and clear errors over speed, while keeping typed
 // loops (no per-element virtual calls) and BLAS for float dot/convolution so real models
-// finish. Multi-device collectives and custom-call targets belong to later layers: here a
-// module with replica_count × num_partitions > 1 runs as a single device (collectives across
-// one device), and custom calls go to an optional handler.
+// finish. Multi-device runs and custom-call targets belong to other layers: without
+// EvaluatorOptions::collectives the module runs as a single device (replica-id and
+// partition-id are 0, every collective group holds only this device); with it, each device's
+// evaluator forwards its collective ops to the shared rendezvous (replay/multi_device). Custom
+// calls go to an optional handler.
 #ifndef HLOWB_REPLAY_EVALUATOR_EVALUATOR_H_
 #define HLOWB_REPLAY_EVALUATOR_EVALUATOR_H_
 
@@ -27,6 +29,26 @@ struct InstructionEvent {
   int64_t loop_iteration = -1;   // inside a while body: the iteration number
 };
 
+// Runs a computation (a reducer, say) on the calling device's evaluator.
+using ComputationCaller = std::function<absl::StatusOr<Literal>(
+    const Computation&, const std::vector<const Literal*>&)>;
+
+// One device's view of a multi-device run: its replica and partition ids, and the place its
+// collective ops go. Implemented by replay/multi_device; the evaluator only forwards to it and
+// knows nothing of groups, threads or rendezvous.
+class DeviceCollectives {
+ public:
+  virtual ~DeviceCollectives() = default;
+  virtual int64_t replica_id() const = 0;
+  virtual int64_t partition_id() const = 0;
+  // Runs `instr` (all-reduce, all-gather, reduce-scatter, all-to-all, collective-broadcast,
+  // collective-permute, ragged-all-to-all, or the -start form of all-reduce, all-gather and
+  // collective-permute) with this device's operand values and returns this device's result.
+  virtual absl::StatusOr<Literal> RunCollective(const Instruction& instr,
+                                                const std::vector<const Literal*>& operands,
+                                                const ComputationCaller& call) = 0;
+};
+
 struct EvaluatorOptions {
   // Stop with ResourceExhausted before allocating when live buffers would exceed this.
   uint64_t memory_budget_bytes = uint64_t{8} << 30;
@@ -42,6 +64,8 @@ struct EvaluatorOptions {
   // Values for constants whose data was elided (`{...}`) in the input. Unset: such a constant
   // stops evaluation with FailedPrecondition naming it.
   std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant;
+  // Multi-device runs: this device's ids and collectives. Null: a single device.
+  DeviceCollectives* collectives = nullptr;
 };
 
 // Runs the entry computation on `arguments` (one literal per entry parameter, shapes must be

@@ -12,48 +12,6 @@
 namespace hlowb::eval {
 namespace {
 
-template <typename T, typename F>
-absl::Status WithBinaryFn(Opcode op, F&& f) {
-  if constexpr (std::is_same_v<T, bool>) {
-    switch (op) {
-      case Opcode::kAdd:
-      case Opcode::kOr:
-      case Opcode::kMaximum: return f([](bool a, bool b) { return a || b; });
-      case Opcode::kMultiply:
-      case Opcode::kAnd:
-      case Opcode::kMinimum: return f([](bool a, bool b) { return a && b; });
-      case Opcode::kXor: return f([](bool a, bool b) { return a != b; });
-      default: break;
-    }
-  } else {
-    switch (op) {
-      case Opcode::kAdd: return f([](T a, T b) { return WrapAdd<T>(a, b); });
-      case Opcode::kMultiply: return f([](T a, T b) { return WrapMul<T>(a, b); });
-      case Opcode::kSubtract: return f([](T a, T b) { return WrapSub<T>(a, b); });
-      default: break;
-    }
-    if constexpr (!kIsComplex<T>) {
-      switch (op) {
-        case Opcode::kMaximum: return f([](T a, T b) { return NanPropagatingMax<T>(a, b); });
-        case Opcode::kMinimum: return f([](T a, T b) { return NanPropagatingMin<T>(a, b); });
-        default: break;
-      }
-    }
-    if constexpr (kIsInt<T>) {
-      switch (op) {
-        case Opcode::kAnd: return f([](T a, T b) { return T(a & b); });
-        case Opcode::kOr: return f([](T a, T b) { return T(a | b); });
-        case Opcode::kXor: return f([](T a, T b) { return T(a ^ b); });
-        case Opcode::kDivide: return f([](T a, T b) { return IntDivide<T>(a, b); });
-        default: break;
-      }
-    } else if constexpr (!std::is_same_v<T, bool>) {
-      if (op == Opcode::kDivide) return f([](T a, T b) { return a / b; });
-    }
-  }
-  return absl::UnimplementedError("no typed reducer");
-}
-
 // For each output element (row-major), calls visit(out_linear, positions) where positions is
 // the list of input linear indices combined into it, in order. Shared by reduce and
 // reduce-window through `Enumerate`.
