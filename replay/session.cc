@@ -9,6 +9,8 @@
 #include "core/support/strings.h"
 #include "replay/data/fake_data.h"
 #include "replay/evaluator/evaluator.h"
+#include "replay/multi_device/device_arguments.h"
+#include "replay/multi_device/multi_device_replay.h"
 
 namespace hlowb {
 namespace {
@@ -39,6 +41,9 @@ absl::Status CheckPlatform(const std::string& platform) {
 bool ReplayReport::compared() const {
   for (const ReplayIteration& it : iterations) {
     if (it.comparison) return true;
+    for (const DeviceReplay& d : it.devices) {
+      if (d.comparison) return true;
+    }
   }
   return false;
 }
@@ -46,6 +51,9 @@ bool ReplayReport::compared() const {
 bool ReplayReport::all_match() const {
   for (const ReplayIteration& it : iterations) {
     if (it.comparison && !it.comparison->ok()) return false;
+    for (const DeviceReplay& d : it.devices) {
+      if (d.comparison && !d.comparison->ok()) return false;
+    }
   }
   return true;
 }
@@ -99,9 +107,19 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   // run_test_hlo_passes / run_reference_hlo_passes: nothing to switch off, the interpreter
   // runs the module as given either way.
 
-  const bool use_literals = !options_.force_fake_data && !inputs_.literal_iterations.empty();
-  const bool use_snapshot =
-      !options_.force_fake_data && !use_literals && inputs_.snapshot_arguments.has_value();
+  // Devices: more than one takes the multi-device path (replay/multi_device) below.
+  absl::StatusOr<DeviceGrid> grid = ReplayDeviceGrid(module_, options_);
+  if (!grid.ok()) return grid.status();
+  std::optional<ArgumentMode> argument_mode;
+  if (!options_.hlo_argument_mode.empty()) {
+    absl::StatusOr<ArgumentMode> m = ParseArgumentMode(options_.hlo_argument_mode);
+    if (!m.ok()) return m.status();
+    argument_mode = *m;
+  }
+  const bool use_literals = !options_.force_fake_data && !argument_mode &&
+                            !inputs_.literal_iterations.empty();
+  const bool use_snapshot = !options_.force_fake_data && !argument_mode && !use_literals &&
+                            inputs_.snapshot_arguments.has_value();
   if (use_literals &&
       static_cast<int>(inputs_.literal_iterations.size()) < options_.iterations) {
     return absl::InvalidArgumentError(
@@ -126,6 +144,13 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                                      " had elided data ({...}); replayed with seeded fake data"));
   }
 
+  if (grid->size() > 1) {
+    absl::Status st =
+        RunMultiDeviceIterations(module_, options_, inputs_, *grid, cancel, progress, &report);
+    if (!st.ok()) return st;
+    return report;
+  }
+
   const int runs_per_iteration = options_.reference_platform.empty() ? 1 : 2;
   const int64_t total_runs = int64_t{options_.iterations} * runs_per_iteration;
   FakeDataEngine engine(options_.seed);
@@ -136,6 +161,7 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     eo.memory_budget_bytes = options_.memory_budget_bytes;
     eo.cancel = cancel;
     eo.seed = options_.seed;
+    eo.custom_call = options_.custom_call;
     if (progress) {
       std::string what = StrCat(reference ? "reference " : "", "iteration ", iteration + 1);
       eo.progress = [&progress, run_number, total_runs, what](int64_t done, int64_t total,
@@ -201,6 +227,12 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
         expected = *inputs_.snapshot_result;
         expected_name = "snapshot result";
       }
+    } else if (argument_mode) {
+      auto lists = MakeDeviceArguments(module_, *argument_mode, *grid, &engine,
+                                       options_.use_large_float_range);
+      if (!lists.ok()) return lists.status();
+      it.arguments = std::move((*lists)[0]);
+      it.argument_source = StrCat("--hlo_argument_mode=", ArgumentModeName(*argument_mode));
     } else {
       auto args = MakeFakeArguments(module_, &engine, options_.use_large_float_range);
       if (!args.ok()) return args.status();

@@ -15,6 +15,10 @@
 //
 // Comparison: against the reference platform's result when there is one, else against the
 // expected result the inputs carry (the snapshot's result, or the literals file's result).
+//
+// Devices: the module's replica_count × num_partitions, or ReplayOptions::num_replicas /
+// num_partitions. Several devices run as threads with real collectives
+// (replay/multi_device/multi_device_replay.h); results and comparisons are then per device.
 #ifndef HLOWB_REPLAY_SESSION_H_
 #define HLOWB_REPLAY_SESSION_H_
 
@@ -40,6 +44,7 @@ struct InstructionProfile {
   int64_t loop_iteration = -1;  // inside a while body: the iteration number
   int iteration = 0;            // replay iteration (0-based)
   bool reference = false;       // true for the reference platform's run
+  int64_t device = 0;           // multi-device runs: the device (see DeviceReplay)
   LiteralStatistics statistics;
 };
 
@@ -56,8 +61,21 @@ struct ReplayOptions {
   ErrorBounds bounds;
   int max_reported_elements = 5;
   uint64_t memory_budget_bytes = uint64_t{8} << 30;
+  // Devices (replay/multi_device): 0 = the module's replica_count / num_partitions. More than
+  // one device runs the multi-device path (one thread per device, real collectives).
+  int64_t num_replicas = 0;
+  int64_t num_partitions = 0;
+  // XLA multihost runner's --hlo_argument_mode (device_arguments.h); when set it replaces the
+  // snapshot / literals file / fake data choice. Empty: that choice, with fake data drawn per
+  // device on several devices.
+  std::string hlo_argument_mode;
+  double collective_timeout_seconds = 600;
   // Statistics of every instruction's result cost a pass over it; only when set.
   std::function<void(const InstructionProfile&)> on_instruction;
+  // Computes custom-call instructions (see plugins/api/custom_call_registry.h); unset: a custom
+  // call stops the replay with Unimplemented naming its target.
+  std::function<absl::StatusOr<Literal>(const Instruction&, const std::vector<const Literal*>&)>
+      custom_call;
 };
 
 // Data the input brings besides the module.
@@ -67,6 +85,18 @@ struct ReplayInputs {
   std::optional<Literal> snapshot_result;
   // From --input_literals_file.
   std::vector<IterationLiterals> literal_iterations;
+};
+
+// One device of a multi-device iteration. Device d is replica d / num_partitions, partition
+// d % num_partitions.
+struct DeviceReplay {
+  int64_t replica = 0;
+  int64_t partition = 0;
+  std::vector<Literal> arguments;  // empty when every device got the iteration's arguments
+  Literal result;
+  std::optional<Literal> reference_result;
+  std::optional<ComparisonReport> comparison;
+  double run_seconds = 0;
 };
 
 struct ReplayIteration {
@@ -79,6 +109,9 @@ struct ReplayIteration {
   // Set when there was something to compare against.
   std::optional<ComparisonReport> comparison;
   std::string compared_against;  // "reference platform interpreter", "snapshot result", ...
+  // Multi-device runs: every device; arguments, result, reference_result and comparison above
+  // are then device 0's.
+  std::vector<DeviceReplay> devices;
 };
 
 struct ReplayReport {
@@ -90,6 +123,8 @@ struct ReplayReport {
   double reference_compile_seconds = 0;
   std::vector<std::string> warnings;
   std::vector<ReplayIteration> iterations;
+  int64_t num_replicas = 1;
+  int64_t num_partitions = 1;
   bool compared() const;
   bool all_match() const;  // true when nothing was compared
   // For --output_literals_file.

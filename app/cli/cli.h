@@ -63,6 +63,8 @@ int RunVerify(const std::vector<std::string>& argv);
 int RunConvert(const std::vector<std::string>& argv);
 int RunLiteral(const std::vector<std::string>& argv);
 int RunReplay(const std::vector<std::string>& argv);
+int RunExtract(const std::vector<std::string>& argv);
+int RunBundle(const std::vector<std::string>& argv);
 
 }  // namespace hlowb::cli
 

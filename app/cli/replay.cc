@@ -4,14 +4,17 @@
 // time, and the comparison verdict (against the reference platform, or against the result a
 // snapshot or literals file carries). Exit code 0 when everything ran and matched, 1 when a
 // module failed to load or run or a comparison failed, 2 for usage errors.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "app/cli/cli.h"
+#include "app/cli/replay_tools.h"
 #include "core/proto/open_file.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
 #include "replay/data/literals_file.h"
+#include "replay/multi_device/device_arguments.h"
 #include "replay/session.h"
 
 namespace hlowb::cli {
@@ -24,10 +27,24 @@ constexpr char kUsage[] =
     "         [--input_literals_file=F] [--output_literals_file=F]\n"
     "         [--run_test_hlo_passes=true|false] [--run_reference_hlo_passes=true|false]\n"
     "         [--use_large_float_range]\n"
+    "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
     "evaluator; also 'reference'); cpu and cuda are not built yet. Without a reference platform\n"
     "the result is compared with the one a snapshot or literals file carries, if any.\n"
-    "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n";
+    "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n"
+    "Devices: the module's replica_count x num_partitions unless --num_replicas /\n"
+    "--num_partitions say otherwise; several devices run as threads with real collectives\n"
+    "and print per device. --hlo_argument_mode as in XLA's multihost runner:\n"
+    "use_random_inputs, use_shared_random_inputs, use_zeros_as_input, use_device_id_as_input,\n"
+    "uninitialized (zeros here).\n"
+    "Finding the problem:\n"
+    "  --find_nonfinite  the first instruction (inside fusions, loops with the iteration,\n"
+    "      called computations) whose result holds a NaN or Inf its operands did not\n"
+    "  --isolate_instructions  every entry instruction alone, on inputs captured from the\n"
+    "      full reference run; run_hlo_module's status table\n"
+    "  DIR --module=M --bisect_passes  replay each pass state of a dump that changed the\n"
+    "      program with before_optimizations' arguments; the first pass that diverges\n"
+    "  --custom_call_fallback=error|zeros|snapshot  custom calls without a handler\n";
 
 std::string Ms(double seconds) {
   char buf[32];
@@ -48,6 +65,47 @@ bool ParseBool(const std::string& v, bool* out) {
     return false;
   }
   return true;
+}
+
+// Multi-device iterations: one block per device (its arguments and result with
+// --print_literals, its run time and its comparison).
+bool PrintDevices(const ReplayIteration& it, const Computation& entry, bool print_literals) {
+  bool ok = true;
+  auto indent = [](const std::string& text) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+      out += text[i];
+      if (text[i] == '\n' && i + 1 < text.size()) out += "    ";
+    }
+    return out;
+  };
+  for (size_t d = 0; d < it.devices.size(); ++d) {
+    const DeviceReplay& dev = it.devices[d];
+    std::cout << "    device " << d << " (replica " << dev.replica << ", partition "
+              << dev.partition << "): run " << Ms(dev.run_seconds) << "\n";
+    if (print_literals) {
+      const std::vector<Literal>& args = dev.arguments.empty() ? it.arguments : dev.arguments;
+      for (size_t a = 0; a < args.size(); ++a) {
+        std::cout << "      argument " << a << " (" << entry.parameter(a)->name()
+                  << "): " << PrintShapedLiteral(args[a]) << "\n";
+      }
+      std::cout << "      result: " << PrintShapedLiteral(dev.result) << "\n";
+      if (dev.reference_result) {
+        std::cout << "      reference result: " << PrintShapedLiteral(*dev.reference_result)
+                  << "\n";
+      }
+    }
+    if (dev.comparison) {
+      std::cout << "      comparison with " << it.compared_against << ": "
+                << indent(dev.comparison->ToString());
+      if (!dev.comparison->ok()) ok = false;
+    }
+  }
+  if (!it.comparison && !it.devices.empty() && !it.devices[0].comparison) {
+    std::cout << "    comparison: none (no reference platform, and the input carries no "
+                 "result)\n";
+  }
+  return ok;
 }
 
 bool FormatMatches(const std::string& want, HloFileFormat got) {
@@ -77,10 +135,13 @@ int RunReplay(const std::vector<std::string>& argv_in) {
   }
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"force_fake_data", "print_literals", "use_large_float_range"},
+  if (!ParseArgs(argv, {"force_fake_data", "print_literals", "use_large_float_range",
+                        "find_nonfinite", "isolate_instructions", "bisect_passes"},
                  {"platform", "reference_platform", "input_format", "iterations", "seed",
                   "abs_error_bound", "rel_error_bound", "input_literals_file",
-                  "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes"},
+                  "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
+                  "num_replicas", "num_partitions", "hlo_argument_mode",
+                  "custom_call_fallback", "module"},
                  &args, &error) ||
       args.positional.empty()) {
     std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
@@ -140,6 +201,24 @@ int RunReplay(const std::vector<std::string>& argv_in) {
       return usage_error(StrCat("--", name, " takes true or false"));
     }
   }
+  for (auto [name, target] :
+       {std::pair<const char*, int64_t*>{"num_replicas", &options.num_replicas},
+        {"num_partitions", &options.num_partitions}}) {
+    if (!args.Has(name)) continue;
+    try {
+      size_t used = 0;
+      *target = std::stoll(args.Get(name), &used);
+      if (used != args.Get(name).size() || *target < 1) throw 0;
+    } catch (...) {
+      return usage_error(StrCat("--", name, " must be a positive integer"));
+    }
+  }
+  options.hlo_argument_mode = args.Get("hlo_argument_mode", "");
+  if (!options.hlo_argument_mode.empty()) {
+    if (absl::Status st = ParseArgumentMode(options.hlo_argument_mode).status(); !st.ok()) {
+      return usage_error(std::string(st.message()));
+    }
+  }
   options.force_fake_data = args.Has("force_fake_data");
   options.use_large_float_range = args.Has("use_large_float_range");
   const bool print_literals = args.Has("print_literals");
@@ -163,6 +242,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
     }
     input_literals = std::move(*read);
   }
+  if (args.Has("bisect_passes")) return RunBisectPasses(args, options, input_literals);
 
   int exit_code = kOk;
   for (const std::string& path : args.positional) {
@@ -186,6 +266,13 @@ int RunReplay(const std::vector<std::string>& argv_in) {
         inputs.snapshot_result = opened->result;
       }
       inputs.literal_iterations = input_literals;
+      // Custom calls, --find_nonfinite, --isolate_instructions: replay_tools.h.
+      ReplayToolOutcome tools = RunReplayTools(args, om.label, *om.module,
+                                               opened->execution_platform, inputs, &options);
+      if (tools.handled) {
+        exit_code = std::max(exit_code, tools.exit_code);
+        continue;
+      }
       ReplaySession session(*om.module, options, std::move(inputs));
       std::cout << om.label << ": module " << om.module->name() << "\n";
       std::cout << "  platform: " << options.platform << ", reference platform: "
@@ -199,14 +286,25 @@ int RunReplay(const std::vector<std::string>& argv_in) {
         continue;
       }
       for (const std::string& w : report->warnings) std::cout << "  warning: " << w << "\n";
+      PrintCustomCallNotes(tools);
       std::cout << "  compile: " << Ms(report->compile_seconds)
                 << " (verification; the interpreter runs the module as given)\n";
+      if (report->num_replicas * report->num_partitions > 1) {
+        std::cout << "  devices: " << report->num_replicas * report->num_partitions << " ("
+                  << report->num_replicas << " replica" << (report->num_replicas == 1 ? "" : "s")
+                  << " x " << report->num_partitions << " partition"
+                  << (report->num_partitions == 1 ? "" : "s") << "), one thread each\n";
+      }
       for (size_t i = 0; i < report->iterations.size(); ++i) {
         const ReplayIteration& it = report->iterations[i];
         std::cout << "  iteration " << i + 1 << ": arguments from " << it.argument_source
                   << "; run " << Ms(it.run_seconds);
         if (it.reference_result) std::cout << ", reference run " << Ms(it.reference_seconds);
         std::cout << "\n";
+        if (!it.devices.empty()) {
+          if (!PrintDevices(it, *om.module->entry(), print_literals)) exit_code = kInputError;
+          continue;
+        }
         if (print_literals) {
           const Computation* entry = om.module->entry();
           for (size_t a = 0; a < it.arguments.size(); ++a) {

@@ -1,0 +1,184 @@
+#include "app/cli/replay_tools.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "core/analysis/timeline.h"
+#include "core/support/strings.h"
+#include "plugins/builtin/builtin_plugins.h"
+#include "replay/bisect/pass_bisect.h"
+#include "replay/compare/isolation.h"
+#include "replay/compare/nonfinite.h"
+
+namespace hlowb::cli {
+
+absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> MakeCustomCallDispatcher(
+    const Args& args, const std::string& platform, const Module& module,
+    const ReplayInputs& inputs) {
+  CustomCallDispatchOptions options;
+  options.platform = platform;
+  absl::StatusOr<CustomCallFallback> fallback =
+      ParseCustomCallFallback(args.Get("custom_call_fallback", "error"));
+  if (!fallback.ok()) return fallback.status();
+  options.fallback = *fallback;
+  if (options.fallback == CustomCallFallback::kSnapshot) {
+    if (inputs.snapshot_result) {
+      options.known_outputs = CustomCallOutputsFromResult(module, *inputs.snapshot_result);
+    } else if (!inputs.literal_iterations.empty() && inputs.literal_iterations[0].result) {
+      options.known_outputs =
+          CustomCallOutputsFromResult(module, *inputs.literal_iterations[0].result);
+    }
+  }
+  return CustomCallDispatcher::Create(BuiltinCustomCallRegistry(), std::move(options));
+}
+
+void PrintCustomCallNotes(const ReplayToolOutcome& outcome) {
+  if (!outcome.dispatcher) return;
+  for (const std::string& note : outcome.dispatcher->Notes()) {
+    std::cout << "  note: " << note << "\n";
+  }
+}
+
+ReplayToolOutcome RunReplayTools(const Args& args, const std::string& label, const Module& module,
+                                 const std::string& compile_platform, const ReplayInputs& inputs,
+                                 ReplayOptions* options) {
+  ReplayToolOutcome outcome;
+  absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> dispatcher =
+      MakeCustomCallDispatcher(args, compile_platform, module, inputs);
+  if (!dispatcher.ok()) {
+    std::cerr << "hlowb replay: " << dispatcher.status().message() << "\n";
+    outcome.handled = true;
+    outcome.exit_code = kUsageError;
+    return outcome;
+  }
+  outcome.dispatcher = *dispatcher;
+  options->custom_call = outcome.dispatcher->AsFunction();
+
+  if (args.Has("find_nonfinite")) {
+    outcome.handled = true;
+    std::cout << label << ": module " << module.name() << "\n";
+    absl::StatusOr<NonfiniteReport> report = FindNonfinite(module, *options, inputs);
+    if (!report.ok()) {
+      std::cout << "  FAILED: " << report.status().message() << "\n";
+      std::cerr << "error: " << label << ": " << report.status().message() << "\n";
+      outcome.exit_code = kInputError;
+      return outcome;
+    }
+    for (const std::string& w : report->warnings) std::cout << "  warning: " << w << "\n";
+    std::cout << report->ToString();
+    PrintCustomCallNotes(outcome);
+    // A finding is what the user asked for, not a failure of the command; but scripts want to
+    // know, so a found NaN/Inf exits 1 like a failed comparison.
+    outcome.exit_code = report->found ? kInputError : kOk;
+    return outcome;
+  }
+
+  if (args.Has("isolate_instructions")) {
+    outcome.handled = true;
+    std::cout << label << ": module " << module.name() << "\n";
+    // The arguments: one plain replay of the test platform, as the full run would use them.
+    ReplayOptions first = *options;
+    first.iterations = 1;
+    first.reference_platform.clear();
+    absl::StatusOr<ReplayReport> run = ReplaySession(module, first, inputs).Run();
+    if (!run.ok()) {
+      std::cout << "  FAILED: " << run.status().message() << "\n";
+      std::cerr << "error: " << label << ": " << run.status().message() << "\n";
+      outcome.exit_code = kInputError;
+      return outcome;
+    }
+    IsolationOptions iso;
+    iso.platform = options->platform;
+    iso.reference_platform =
+        options->reference_platform.empty() ? options->platform : options->reference_platform;
+    iso.bounds = options->bounds;
+    iso.seed = options->seed;
+    iso.use_large_float_range = options->use_large_float_range;
+    iso.fake_elided_constants = options->fake_elided_constants;
+    iso.memory_budget_bytes = options->memory_budget_bytes;
+    iso.custom_call = options->custom_call;
+    std::cout << "  arguments from " << run->iterations[0].argument_source
+              << "; inputs of each instruction captured from the full " << iso.reference_platform
+              << " run\n";
+    absl::StatusOr<IsolationReport> report =
+        IsolateInstructions(module, run->iterations[0].arguments, iso);
+    if (!report.ok()) {
+      std::cout << "  FAILED: " << report.status().message() << "\n";
+      std::cerr << "error: " << label << ": " << report.status().message() << "\n";
+      outcome.exit_code = kInputError;
+      return outcome;
+    }
+    std::cout << report->ToTable();
+    PrintCustomCallNotes(outcome);
+    outcome.exit_code = report->ok() ? kOk : kInputError;
+    return outcome;
+  }
+  return outcome;
+}
+
+int RunBisectPasses(const Args& args, const ReplayOptions& options,
+                    const std::vector<IterationLiterals>& input_literals) {
+  if (args.positional.size() != 1 || !args.Has("module")) {
+    std::cerr << "hlowb replay: --bisect_passes takes one dump DIR and --module=ID|NAME\n";
+    return kUsageError;
+  }
+  DumpIndex index;
+  std::vector<DumpState> states;
+  std::vector<LoadedState> loaded;
+  if (!LoadDumpModule(args.positional[0], args.Get("module"), &index, &states, &loaded)) {
+    return kInputError;
+  }
+  std::vector<TimelineInput> inputs;
+  int baseline = -1;
+  for (size_t i = 0; i < states.size(); ++i) {
+    TimelineInput in;
+    in.label = states[i].label;
+    in.step = states[i].step;
+    in.pipeline = states[i].pipeline;
+    in.pass = states[i].pass;
+    in.is_pass = states[i].stage == StageKind::kPassStep;
+    in.module = loaded[i].module.get();
+    if (!loaded[i].status.ok()) in.error = std::string(loaded[i].status.message());
+    if (baseline < 0 && states[i].stage == StageKind::kBeforeOptimizations) {
+      baseline = static_cast<int>(i);
+    }
+    inputs.push_back(std::move(in));
+  }
+  if (baseline < 0) {
+    std::cerr << "error: " << args.positional[0] << ": module " << args.Get("module")
+              << " has no before_optimizations state to compare the passes with\n";
+    return kInputError;
+  }
+  PassBisectOptions bisect;
+  bisect.replay = options;
+  bisect.inputs.literal_iterations = input_literals;
+  absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> dispatcher =
+      MakeCustomCallDispatcher(args, "", *inputs[baseline].module, bisect.inputs);
+  if (!dispatcher.ok()) {
+    std::cerr << "hlowb replay: " << dispatcher.status().message() << "\n";
+    return kUsageError;
+  }
+  bisect.replay.custom_call = (*dispatcher)->AsFunction();
+  const bool tty = isatty(2);
+  absl::StatusOr<PassBisectReport> report = BisectPasses(
+      inputs, baseline, bisect, nullptr, [tty](int64_t done, int64_t total, const std::string&) {
+        if (tty) {
+          std::fprintf(stderr, "\rreplaying state %lld/%lld", static_cast<long long>(done),
+                       static_cast<long long>(total));
+        }
+      });
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!report.ok()) {
+    std::cerr << "error: " << report.status().message() << "\n";
+    return kInputError;
+  }
+  std::cout << report->ToString();
+  ReplayToolOutcome notes;
+  notes.dispatcher = *dispatcher;
+  PrintCustomCallNotes(notes);
+  return report->first_divergent >= 0 ? kInputError : kOk;
+}
+
+}  // namespace hlowb::cli

@@ -1,0 +1,189 @@
+// Differential replay across passes: a dump directory written by the test, in which one pass
+// changes the numerics; `hlowb replay DIR --module=M --bisect_passes` must name that pass, skip
+// states whose parameters changed, and not run states that did not change the program.
+#include "replay/bisect/pass_bisect.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/support/file_util.h"
+#include "gtest/gtest.h"
+#include "replay_test_util.h"
+
+namespace hlowb {
+namespace {
+
+using testing::Parse;
+
+constexpr char kBefore[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[8] parameter(0)
+  one = f32[] constant(1)
+  b1 = f32[8] broadcast(one), dimensions={}
+  y = f32[8] multiply(x, b1)
+  ROOT r = f32[8] exponential(y)
+}
+)";
+// algsimp: x * 1 -> x. Same numbers.
+constexpr char kAlgsimp[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT r = f32[8] exponential(x)
+}
+)";
+// layout assignment: layouts only. Same numbers.
+constexpr char kLayout[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[8]{0} parameter(0)
+  ROOT r = f32[8]{0} exponential(x)
+}
+)";
+// bad-math: exp(x) -> exp(1.5 x). Different numbers.
+constexpr char kBad[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[8]{0} parameter(0)
+  k = f32[] constant(1.5)
+  bk = f32[8]{0} broadcast(k), dimensions={}
+  y = f32[8]{0} multiply(x, bk)
+  ROOT r = f32[8]{0} exponential(y)
+}
+)";
+constexpr char kReshaped[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,4] parameter(0)
+  ROOT r = f32[2,4] exponential(x)
+}
+)";
+
+TimelineInput State(const std::string& label, const std::string& pass, const Module* m) {
+  TimelineInput in;
+  in.label = label;
+  in.pass = pass;
+  in.pipeline = "opt";
+  in.is_pass = !pass.empty();
+  in.module = m;
+  return in;
+}
+
+TEST(BisectPasses, NamesThePassThatChangesTheNumerics) {
+  auto before = Parse(kBefore), algsimp = Parse(kAlgsimp), layout = Parse(kLayout),
+       bad = Parse(kBad);
+  std::vector<TimelineInput> states{
+      State("before_optimizations", "", before.get()),
+      State("0000 opt: algsimp", "algsimp", algsimp.get()),
+      State("0001 opt: cse", "cse", algsimp.get()),  // unchanged
+      State("0002 opt: layout-assignment", "layout-assignment", layout.get()),
+      State("0003 opt: bad-math", "bad-math", bad.get()),
+      State("0004 opt: dce", "dce", bad.get()),
+  };
+  PassBisectOptions o;
+  auto r = BisectPasses(states, 0, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 6u);
+  EXPECT_EQ(r->rows[0].verdict, BisectVerdict::kBaseline);
+  EXPECT_EQ(r->rows[1].verdict, BisectVerdict::kMatch);
+  EXPECT_EQ(r->rows[2].verdict, BisectVerdict::kUnchanged);
+  EXPECT_EQ(r->rows[3].verdict, BisectVerdict::kMatch) << r->rows[3].detail;
+  EXPECT_EQ(r->rows[4].verdict, BisectVerdict::kDiverged);
+  EXPECT_EQ(r->rows[5].verdict, BisectVerdict::kNotRun);
+  EXPECT_EQ(r->first_divergent, 4);
+  EXPECT_EQ(r->states_run, 4);  // baseline, algsimp, layout-assignment, bad-math
+  std::string text = r->ToString();
+  EXPECT_NE(text.find("first divergence: after pass bad-math"), std::string::npos) << text;
+}
+
+TEST(BisectPasses, SkipsStatesWhoseParametersChangedAndCanGoOn) {
+  auto before = Parse(kBefore), reshaped = Parse(kReshaped), bad = Parse(kBad);
+  std::vector<TimelineInput> states{
+      State("before_optimizations", "", before.get()),
+      State("0000 opt: reshape-params", "reshape-params", reshaped.get()),
+      State("0001 opt: bad-math", "bad-math", bad.get()),
+      State("0002 opt: not-loaded", "not-loaded", nullptr),
+  };
+  states[3].error = "parse error";
+  PassBisectOptions o;
+  o.stop_at_first = false;
+  auto r = BisectPasses(states, 0, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rows[1].verdict, BisectVerdict::kSkipped);
+  EXPECT_NE(r->rows[1].detail.find("f32[2,4]"), std::string::npos) << r->rows[1].detail;
+  EXPECT_EQ(r->rows[2].verdict, BisectVerdict::kDiverged);
+  EXPECT_EQ(r->rows[3].verdict, BisectVerdict::kFailed);
+  EXPECT_EQ(r->first_divergent, 2);
+}
+
+TEST(BisectPasses, LooseBoundsFindNoDivergence) {
+  auto before = Parse(kBefore), bad = Parse(kBad);
+  std::vector<TimelineInput> states{State("before_optimizations", "", before.get()),
+                                    State("0000 opt: bad-math", "bad-math", bad.get())};
+  PassBisectOptions o;
+  o.replay.bounds.abs = 1;
+  o.replay.bounds.rel = 1;
+  auto r = BisectPasses(states, 0, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->first_divergent, -1);
+  EXPECT_NE(r->ToString().find("no state diverged"), std::string::npos);
+  EXPECT_FALSE(BisectPasses(states, 5, o).ok());
+}
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+Result Hlowb(const std::string& args) {
+  std::string cmd = std::string(HLOWB_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(BisectPassesCli, DumpDirectoryBuiltInTheTest) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hlowb_bisect_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::vector<std::pair<std::string, const char*>> files = {
+      {"module_0001.m.before_optimizations.txt", kBefore},
+      {"module_0001.m.0000.opt.after_pipeline-start.before_algsimp.txt", kBefore},
+      {"module_0001.m.0001.opt.after_algsimp.before_cse.txt", kAlgsimp},
+      {"module_0001.m.0002.opt.after_cse.before_layout-assignment.txt", kAlgsimp},
+      {"module_0001.m.0003.opt.after_layout-assignment.before_bad-math.txt", kLayout},
+      {"module_0001.m.0004.opt.after_bad-math.before_pipeline-end.txt", kBad},
+      {"module_0001.m.after_optimizations.txt", kBad},
+  };
+  for (const auto& [name, text] : files) {
+    ASSERT_TRUE(WriteStringToFile((dir / name).string(), text).ok());
+  }
+  Result r = Hlowb("replay " + dir.string() + " --module=m --bisect_passes");
+  EXPECT_EQ(r.code, 1) << r.out;  // a divergence was found
+  EXPECT_NE(r.out.find("first divergence: after pass bad-math (pipeline opt)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("DIVERGED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unchanged"), std::string::npos) << r.out;
+
+  Result loose = Hlowb("replay " + dir.string() +
+                       " --module=m --bisect_passes --abs_error_bound=10 --rel_error_bound=10");
+  EXPECT_EQ(loose.code, 0) << loose.out;
+  EXPECT_NE(loose.out.find("no state diverged"), std::string::npos) << loose.out;
+
+  Result no_module = Hlowb("replay " + dir.string() + " --bisect_passes");
+  EXPECT_EQ(no_module.code, 2) << no_module.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hlowb
