@@ -1,0 +1,1416 @@
+// GraphView's controller. The pipeline of one request (a generation):
+//   UI: Request() -> pool: Prepare (build/expand the HloGraph, pick the shown subgraph)
+//   -> UI: OnPrepared -> LayoutJob worker (or Graphviz on the pool) -> UI: OnLayout
+//   -> pool: BuildSceneModel (flatten, curves, thumbnail) -> UI: OnModel -> populate a staging
+//   scene in time slices -> Swap (the new scene replaces the old, which is deleted in slices).
+// Every step drops results of superseded generations; the UI thread only creates items, a
+// bounded number per event-loop slice.
+#include "viewer/graph/graph_view.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEvent>
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QMenu>
+#include <QMetaObject>
+#include <QPainter>
+#include <QScrollBar>
+#include <QSvgGenerator>
+#include <QThread>
+#include <QThreadPool>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+#endif
+
+#include "core/ir/opcode.h"
+#include "core/support/cancel.h"
+#include "viewer/graph/graph_canvas.h"
+#include "viewer/graph/graph_scene.h"
+#include "viewer/graph/graph_subgraph.h"
+#include "viewer/graph/graphviz_layout.h"
+#include "viewer/graph/hlo_graph.h"
+#include "viewer/graph/layout_job.h"
+
+namespace hlowb::viewer {
+namespace {
+
+using graph::HloGraph;
+using graph::LayoutGraph;
+using graph::LayoutResult;
+
+// Time a UI-thread slice may spend creating or deleting items.
+constexpr double kSliceMs = 12;
+// Scenes with at least this many items get a far-zoom image.
+constexpr size_t kFarImageMinItems = 1500;
+
+enum class Mode { kAuto, kWhole, kNeighborhood, kAllPaths };
+
+// Background work (graph building, layout, scene models) yields to the UI thread: on a busy
+// machine the UI thread must win every time both want the CPU. Linux lets a thread have its own
+// nice value; elsewhere this is best effort.
+void LowerThisThreadPriority() {
+  thread_local bool lowered = false;
+  if (lowered) return;
+  lowered = true;
+#ifdef __linux__
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+#else
+  if (QThread* t = QThread::currentThread()) t->setPriority(QThread::LowPriority);
+#endif
+}
+
+// HLOWB_GRAPH_TRACE=1 logs the UI-thread time of each pipeline step.
+bool Trace() {
+  static bool on = qEnvironmentVariableIsSet("HLOWB_GRAPH_TRACE");
+  return on;
+}
+double ThreadCpuMs() {
+#ifdef __linux__
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+#else
+  return 0;
+#endif
+}
+struct TraceScope {
+  const char* what;
+  QElapsedTimer t;
+  double cpu0 = 0;
+  explicit TraceScope(const char* w) : what(w) {
+    if (!Trace()) return;
+    t.start();
+    cpu0 = ThreadCpuMs();
+  }
+  ~TraceScope() {
+    if (Trace()) {
+      qInfo("graph_view: %s %.1f ms (cpu %.1f ms)", what, t.nsecsElapsed() / 1e6,
+            ThreadCpuMs() - cpu0);
+    }
+  }
+};
+
+QString Q(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Whether HloGraph draws `instr` as a cluster (mirrors its rule: called computations that are not
+// all the same trivial reducer).
+bool IsCluster(const Instruction& instr) {
+  const auto& called = instr.called_computations();
+  if (called.empty()) return false;
+  std::string reducer;
+  for (const Computation* c : called) {
+    std::string name = graph::TrivialReducerName(*c);
+    if (name.empty() || (!reducer.empty() && name != reducer)) return true;
+    reducer = name;
+  }
+  return false;
+}
+
+// The shown computation's call tree: who calls each nested computation, and every instruction in
+// search order (an instruction, then the contents of its clusters).
+struct CompIndex {
+  const Computation* top = nullptr;
+  std::unordered_map<const Computation*, const Instruction*> owner;
+  std::vector<const Instruction*> order;
+  std::vector<std::string> haystack;  // lowercase "name\nopcode\nop_name\nop_type"
+  std::unordered_map<const Instruction*, int> position;
+};
+
+void IndexComputation(const Computation& comp, int depth, CompIndex* index) {
+  for (const Instruction* instr : comp.instructions()) {
+    index->position.emplace(instr, static_cast<int>(index->order.size()));
+    index->order.push_back(instr);
+    std::string hay = instr->name();
+    hay += '\n';
+    hay += OpcodeName(instr->opcode());
+    if (const OpMetadata* md = instr->metadata()) {
+      hay += '\n';
+      hay += md->op_name;
+      hay += '\n';
+      hay += md->op_type;
+    }
+    index->haystack.push_back(Lower(std::move(hay)));
+    if (depth < 16 && IsCluster(*instr)) {
+      for (const Computation* c : instr->called_computations()) {
+        if (c == index->top || index->owner.count(c)) continue;
+        index->owner.emplace(c, instr);
+        IndexComputation(*c, depth + 1, index);
+      }
+    }
+  }
+}
+
+std::shared_ptr<const CompIndex> BuildIndex(const Computation& comp) {
+  auto index = std::make_shared<CompIndex>();
+  index->top = &comp;
+  IndexComputation(comp, 0, index.get());
+  return index;
+}
+
+// The cluster owners from the top computation down to `instr`'s computation; nullopt when
+// `instr` is not in the shown computation's tree.
+std::optional<std::vector<const Instruction*>> OwnerChain(const CompIndex& index,
+                                                          const Instruction* instr) {
+  std::vector<const Instruction*> chain;
+  const Computation* c = instr ? instr->parent() : nullptr;
+  while (c != nullptr && c != index.top) {
+    auto it = index.owner.find(c);
+    if (it == index.owner.end()) return std::nullopt;
+    chain.insert(chain.begin(), it->second);
+    c = it->second->parent();
+    if (chain.size() > 64) return std::nullopt;
+  }
+  if (c == nullptr) return std::nullopt;
+  return chain;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker side
+// ---------------------------------------------------------------------------------------------
+
+// What a finished Prepare step hands the UI: the full graph (with expansions) and what is shown.
+struct Prepared {
+  uint64_t gen = 0;
+  std::shared_ptr<const Module> module;  // keeps the instructions alive
+  std::shared_ptr<const HloGraph> hlo;
+  std::shared_ptr<const LayoutGraph> shown;
+  bool neighborhood = false;
+  bool all_paths = false;
+  int full_nodes = 0;
+  std::set<std::string> expanded;
+  QString note;
+};
+
+// What one request asks the worker for (a value snapshot of the view's wishes).
+struct ViewRequest {
+  uint64_t gen = 0;
+  std::shared_ptr<const Module> module;
+  const Computation* comp = nullptr;
+  std::shared_ptr<const CompIndex> index;
+  std::shared_ptr<const Prepared> base;  // reuse its HloGraph when set
+  graph::HloGraphOptions options;
+  std::set<std::string> expanded;
+  const Instruction* reveal = nullptr;
+  Mode mode = Mode::kAuto;
+  const Instruction* center = nullptr;
+  const Instruction* from = nullptr;
+  const Instruction* to = nullptr;
+  int radius = 3;
+  int threshold = 2000;
+};
+
+std::string ParentPath(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+// The expand path of `owner`'s cluster node directly inside the level at `prefix`.
+std::string ClusterPath(const HloGraph& hlo, const Instruction* owner, const std::string& prefix) {
+  for (int64_t tag : hlo.TagsFor(owner)) {
+    const graph::HloNodeInfo* info = hlo.info(tag);
+    if (info && info->role == graph::HloNodeRole::kCluster && ParentPath(info->path) == prefix) {
+      return info->path;
+    }
+  }
+  return "";
+}
+
+absl::StatusOr<std::shared_ptr<Prepared>> Prepare(const ViewRequest& r,
+                                                  const std::atomic<uint64_t>& latest) {
+  auto stale = [&] { return latest.load() != r.gen; };
+  std::optional<HloGraph> hlo;
+  if (r.base && r.base->hlo) {
+    hlo.emplace(*r.base->hlo);
+  } else {
+    auto built = HloGraph::Build(*r.comp, r.options);
+    if (!built.ok()) return built.status();
+    hlo.emplace(*std::move(built));
+  }
+  if (stale()) return absl::CancelledError("superseded");
+
+  // Collapse what is no longer wanted (deepest first), then expand (parents first).
+  std::set<std::string> current = hlo->options().expanded;
+  for (auto it = current.rbegin(); it != current.rend(); ++it) {
+    if (r.expanded.count(*it) || !hlo->IsExpanded(*it)) continue;
+    auto x = hlo->WithExpanded(*it, false);
+    if (x.ok()) hlo = *std::move(x);
+  }
+  for (const std::string& p : r.expanded) {
+    if (hlo->IsExpanded(p)) continue;
+    std::string parent = ParentPath(p);
+    if (!parent.empty() && !hlo->IsExpanded(parent)) continue;
+    auto x = hlo->WithExpanded(p, true);
+    if (x.ok()) hlo = *std::move(x);
+  }
+  // Expand the clusters hiding the instruction to reveal.
+  if (r.reveal) {
+    if (auto chain = OwnerChain(*r.index, r.reveal)) {
+      std::string prefix;
+      for (const Instruction* owner : *chain) {
+        std::string path = ClusterPath(*hlo, owner, prefix);
+        if (path.empty()) break;
+        if (!hlo->IsExpanded(path)) {
+          auto x = hlo->WithExpanded(path, true);
+          if (!x.ok()) break;
+          hlo = *std::move(x);
+        }
+        prefix = path;
+      }
+    }
+  }
+  if (stale()) return absl::CancelledError("superseded");
+
+  auto prep = std::make_shared<Prepared>();
+  prep->gen = r.gen;
+  prep->module = r.module;
+  const LayoutGraph& full = *hlo->graph();
+  prep->full_nodes = full.node_count();
+
+  // Instruction -> top-level nodes (its own node, ghosts, the node it is inlined into).
+  std::unordered_map<const Instruction*, std::vector<int>> top;
+  for (int i = 0; i < full.node_count(); ++i) {
+    const graph::HloNodeInfo* info = hlo->info(full.nodes[i].tag);
+    if (!info) continue;
+    top[info->instruction].push_back(i);
+    for (const Instruction* inl : info->inlined) top[inl].push_back(i);
+  }
+  auto top_nodes = [&](const Instruction* instr) -> std::vector<int> {
+    if (!instr) return {};
+    auto chain = OwnerChain(*r.index, instr);
+    if (!chain) return {};
+    const Instruction* x = chain->empty() ? instr : chain->front();
+    // A folded get-tuple-element has no node: use the tuple it reads.
+    for (int hops = 0; x && hops < 8; ++hops) {
+      auto it = top.find(x);
+      if (it != top.end()) return it->second;
+      x = x->operand_count() > 0 ? x->operand(0) : nullptr;
+    }
+    return {};
+  };
+
+  std::vector<int> selection;
+  bool subset = false;
+  if (r.mode == Mode::kAllPaths) {
+    std::vector<int> a = top_nodes(r.from), b = top_nodes(r.to);
+    selection = AllPathsNodes(full, a, b);
+    if (selection.empty()) {
+      selection = a;
+      selection.insert(selection.end(), b.begin(), b.end());
+      prep->note = QObject::tr("No path between %1 and %2")
+                       .arg(Q(r.from ? r.from->name() : ""), Q(r.to ? r.to->name() : ""));
+    } else {
+      prep->note = QObject::tr("All paths between %1 and %2: %3 nodes")
+                       .arg(Q(r.from->name()), Q(r.to->name()))
+                       .arg(selection.size());
+    }
+    prep->all_paths = true;
+    subset = true;
+  } else if (r.mode == Mode::kNeighborhood ||
+             (r.mode == Mode::kAuto && full.node_count() > r.threshold)) {
+    std::vector<int> centers = top_nodes(r.center);
+    if (centers.empty()) centers = top_nodes(r.comp->root());
+    if (centers.empty() && full.node_count() > 0) centers.push_back(full.node_count() - 1);
+    selection = NeighborhoodNodes(full, centers, r.radius, std::max(1, r.threshold));
+    prep->neighborhood = true;
+    subset = true;
+    prep->note = QObject::tr("Neighborhood: %1 of %2 nodes within %3 edges of %4")
+                     .arg(selection.size())
+                     .arg(full.node_count())
+                     .arg(r.radius)
+                     .arg(Q(r.center ? r.center->name() : r.comp->root()->name()));
+  }
+  prep->shown = subset ? std::shared_ptr<const LayoutGraph>(InducedSubgraph(full, selection, true))
+                       : hlo->graph();
+  prep->expanded = hlo->options().expanded;
+  prep->hlo = std::make_shared<const HloGraph>(*std::move(hlo));
+  return prep;
+}
+
+// Delivers worker results to the UI thread while the view lives.
+struct Bridge {
+  std::mutex mu;
+  QObject* target = nullptr;
+  std::atomic<uint64_t> latest{0};
+  // The generation whose final layout has been handed to the model builder (an early picture
+  // of it is then not worth building).
+  std::atomic<uint64_t> final_layout{0};
+  template <typename F>
+  void Post(F f) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (target) QMetaObject::invokeMethod(target, std::move(f), Qt::QueuedConnection);
+  }
+};
+
+// Follows palette changes (light/dark).
+class PaletteWatcher : public QObject {
+ public:
+  PaletteWatcher(QObject* parent, std::function<void()> changed)
+      : QObject(parent), changed_(std::move(changed)) {}
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange)
+      changed_();
+    return QObject::eventFilter(watched, event);
+  }
+
+ private:
+  std::function<void()> changed_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Impl
+// ---------------------------------------------------------------------------------------------
+
+class GraphView::Impl {
+ public:
+  explicit Impl(GraphView* view);
+  ~Impl();
+
+  void Request();
+  void OnPrepared(uint64_t gen, const absl::StatusOr<std::shared_ptr<Prepared>>& prepared);
+  void OnLayout(const graph::LayoutJob::Update& update);
+  void OnGraphviz(uint64_t gen, std::shared_ptr<const Prepared> prep,
+                  const absl::StatusOr<std::shared_ptr<const LayoutResult>>& result);
+  void StartLayered(const std::shared_ptr<const Prepared>& prep);
+  void BuildModel(std::shared_ptr<const Prepared> prep, std::shared_ptr<const LayoutResult> r);
+  void OnModel(uint64_t gen, std::shared_ptr<const Prepared> prep,
+               std::shared_ptr<const gv::SceneModel> model);
+  void OnFarImage(uint64_t gen, std::shared_ptr<const gv::SceneModel> model,
+                  std::shared_ptr<gv::FarImage> far);
+  void PopulateTick(gv::GraphScene* s);
+  void Swap();
+  void Fail(const QString& message);
+  void DropStaging();
+  void Retire(gv::GraphScene* s);
+  void RetireTick();
+  void ResetPipeline();
+
+  bool EffectiveNeighborhood() const;
+  const Prepared* Latest() const { return pending ? pending.get() : shown.get(); }
+  // Node of the shown scene drawing `instr` (prefers its own node over a user it is inlined
+  // into); -1 when none.
+  int NodeFor(const Instruction* instr) const;
+  void Highlight();
+  void CenterOnSelection();
+  void PositionView();
+  void InitialView();
+  // Remembers where the node at `path` (else drawing `instr`) is on screen, so that the next
+  // picture puts it at the same place.
+  void CaptureAnchor(const QString& path, const Instruction* instr, bool only_if_visible = false);
+  // Anchors the selection if on screen, else the node nearest the centre of the view.
+  void CaptureViewAnchor();
+  void UpdatePalette();
+  bool Dark() const;
+
+  void NodeClicked(int node);
+  void NodeDoubleClicked(int node);
+  void ContextMenu(QPoint global_pos, QPointF scene_pos);
+
+  GraphView* q;
+  std::shared_ptr<Bridge> bridge = std::make_shared<Bridge>();
+  QThreadPool pool;
+  std::unique_ptr<graph::LayoutJob> job;
+  gv::Canvas* canvas = nullptr;
+  QString font_description;
+
+  // The computation.
+  std::shared_ptr<const Module> module;
+  const Computation* comp = nullptr;
+  std::shared_ptr<const CompIndex> index;
+
+  // Settings.
+  int threshold = 2000;
+  int radius = 3;
+  bool use_graphviz = false;
+  int graphviz_max_nodes = 1500;
+  double graphviz_timeout = 20;
+  bool fold_gte = false;
+  bool overview_enabled = true;
+
+  // What the view wants to show.
+  Mode mode = Mode::kAuto;
+  std::set<std::string> expanded;
+  const Instruction* center = nullptr;
+  const Instruction* from = nullptr;
+  const Instruction* to = nullptr;
+  const Instruction* reveal = nullptr;
+  const Instruction* selected = nullptr;
+  std::shared_ptr<const Prepared> base;  // the latest prepared graph, reused by requests
+  QString last_query;
+
+  // The pipeline of the latest generation.
+  uint64_t gen = 0;
+  bool running = false;
+  QElapsedTimer timer;
+  std::shared_ptr<const Prepared> pending;
+  uint64_t layout_gen = 0;
+  std::shared_ptr<CancelToken> gv_cancel;
+  gv::GraphScene* staging = nullptr;
+  std::shared_ptr<const Prepared> staging_prep;
+  bool partial_requested = false;
+  uint64_t partial_gen = 0;      // the generation whose early picture is shown
+  uint64_t first_frame_gen = 0;  // the generation whose first frame was reported
+  std::deque<gv::GraphScene*> retiring;
+  bool retire_scheduled = false;
+
+  // What is shown.
+  gv::GraphScene* scene = nullptr;
+  std::shared_ptr<const Prepared> shown;
+  bool reset_view = true;
+  bool center_on_selection = false;
+  bool await_first_paint = false;
+  struct Anchor {
+    bool valid = false;
+    QString path;
+    const Instruction* instr = nullptr;
+    QPointF viewport_pos;
+  } anchor;
+};
+
+GraphView::Impl::Impl(GraphView* view) : q(view) {
+  bridge->target = view;
+  pool.setMaxThreadCount(1);
+  pool.setExpiryTimeout(-1);
+  QFont font = view->font();
+  font.setPixelSize(12);
+  font_description = font.toString();
+
+  graph::LayoutOptions options;
+  options.time_budget_ms = 60'000;  // a safety net; the engine's work caps come first
+  std::shared_ptr<Bridge> b = bridge;
+  Impl* self = this;
+  job = std::make_unique<graph::LayoutJob>(
+      [b, self](const graph::LayoutJob::Update& update) {
+        LowerThisThreadPriority();
+        b->Post([self, update] { self->OnLayout(update); });
+      },
+      options);
+  // An empty first request, so that the callback lowers the layout thread's priority before
+  // any real layout runs there (its update is ignored: no generation is expected yet).
+  job->Request(std::make_shared<const LayoutGraph>());
+
+  auto* layout = new QVBoxLayout(view);
+  layout->setContentsMargins(0, 0, 0, 0);
+  canvas = new gv::Canvas(view);
+  layout->addWidget(canvas);
+  canvas->on_painted = [this] {
+    if (await_first_paint && scene && canvas->scene() == scene) {
+      await_first_paint = false;
+      first_frame_gen = gen;
+      emit q->firstFramePainted(timer.elapsed() / 1000.0);
+    }
+  };
+  canvas->on_fit = [this] { q->FitToView(); };
+  canvas->on_context_menu = [this](QPoint global, QPointF pos) { ContextMenu(global, pos); };
+  canvas->on_find_again = [this](bool backwards) {
+    if (!last_query.isEmpty()) q->FindNext(last_query, backwards);
+  };
+  view->installEventFilter(new PaletteWatcher(view, [this] { UpdatePalette(); }));
+  UpdatePalette();
+}
+
+GraphView::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(bridge->mu);
+    bridge->target = nullptr;
+    bridge->latest = ~uint64_t{0};
+  }
+  if (gv_cancel) gv_cancel->Cancel();
+  job.reset();  // cancels and joins the layout worker
+  pool.clear();
+  pool.waitForDone();
+  canvas->setScene(nullptr);
+  canvas->overview()->setScene(nullptr);
+  delete scene;
+  delete staging;
+  for (gv::GraphScene* s : retiring) delete s;
+}
+
+bool GraphView::Impl::Dark() const { return q->palette().color(QPalette::Base).lightness() < 128; }
+
+void GraphView::Impl::UpdatePalette() {
+  canvas->setBackgroundBrush(q->palette().brush(QPalette::Base));
+  if (scene) scene->SetDark(Dark());
+  if (staging) staging->SetDark(Dark());
+}
+
+void GraphView::Impl::ResetPipeline() {
+  ++gen;
+  bridge->latest = gen;
+  job->Cancel();
+  if (gv_cancel) gv_cancel->Cancel();
+  gv_cancel.reset();
+  pending.reset();
+  layout_gen = 0;
+  partial_requested = false;
+  DropStaging();
+}
+
+void GraphView::Impl::Request() {
+  if (!comp || !module) return;
+  ResetPipeline();
+  running = true;
+  timer.start();
+  emit q->layoutStarted();
+
+  ViewRequest r;
+  r.gen = gen;
+  r.module = module;
+  r.comp = comp;
+  r.index = index;
+  r.base = base;
+  r.options.fold_get_tuple_element = fold_gte;
+  r.options.measure = gv::MakeMeasureFn(font_description);
+  r.expanded = expanded;
+  r.reveal = reveal;
+  r.mode = mode;
+  r.center = center;
+  r.from = from;
+  r.to = to;
+  r.radius = radius;
+  r.threshold = threshold;
+  std::shared_ptr<Bridge> b = bridge;
+  Impl* self = this;
+  pool.start([r, b, self] {
+    LowerThisThreadPriority();
+    if (b->latest.load() != r.gen) return;
+    TraceScope trace("worker: prepare");
+    absl::StatusOr<std::shared_ptr<Prepared>> p = Prepare(r, b->latest);
+    uint64_t g = r.gen;
+    b->Post([self, g, p] { self->OnPrepared(g, p); });
+  });
+}
+
+void GraphView::Impl::OnPrepared(uint64_t g, const absl::StatusOr<std::shared_ptr<Prepared>>& p) {
+  if (g != gen) return;
+  if (Trace()) qInfo("graph_view: prepared at %lld ms", timer.elapsed());
+  if (!p.ok()) {
+    if (absl::IsCancelled(p.status())) return;
+    Fail(Q(std::string(p.status().message())));
+    return;
+  }
+  std::shared_ptr<const Prepared> prep = *p;
+  base = prep;
+  expanded = prep->expanded;
+  reveal = nullptr;
+  pending = prep;
+  if (!prep->note.isEmpty()) emit q->statusMessage(prep->note);
+  if (use_graphviz) {
+    int64_t total = prep->shown->TotalNodeCount();
+    if (total <= graphviz_max_nodes) {
+      auto cancel = std::make_shared<CancelToken>();
+      gv_cancel = cancel;
+      std::shared_ptr<Bridge> b = bridge;
+      Impl* self = this;
+      double timeout = graphviz_timeout;
+      int max_nodes = graphviz_max_nodes;
+      pool.start([b, self, g, prep, cancel, timeout, max_nodes] {
+        LowerThisThreadPriority();
+        if (b->latest.load() != g) return;
+        graph::GraphvizOptions o;
+        o.timeout_seconds = timeout;
+        o.max_nodes = max_nodes;
+        o.cancel = cancel.get();
+        absl::StatusOr<std::shared_ptr<const LayoutResult>> r =
+            graph::GraphvizLayout(*prep->shown, o);
+        b->Post([self, g, prep, r] { self->OnGraphviz(g, prep, r); });
+      });
+      return;
+    }
+    emit q->statusMessage(
+        GraphView::tr("The graph has %1 nodes, more than Graphviz is used for (%2): using the "
+                      "layered layout")
+            .arg(total)
+            .arg(graphviz_max_nodes));
+  }
+  StartLayered(prep);
+}
+
+void GraphView::Impl::StartLayered(const std::shared_ptr<const Prepared>& prep) {
+  partial_requested = false;
+  layout_gen = job->Request(prep->shown);
+}
+
+void GraphView::Impl::OnGraphviz(uint64_t g, std::shared_ptr<const Prepared> prep,
+                                 const absl::StatusOr<std::shared_ptr<const LayoutResult>>& r) {
+  if (g != gen || prep != pending) return;
+  gv_cancel.reset();
+  if (r.ok()) {
+    BuildModel(prep, *r);
+    return;
+  }
+  if (absl::IsCancelled(r.status())) return;
+  emit q->statusMessage(GraphView::tr("Graphviz layout failed (%1); using the layered layout")
+                            .arg(Q(std::string(r.status().message()))));
+  StartLayered(prep);
+}
+
+void GraphView::Impl::OnLayout(const graph::LayoutJob::Update& u) {
+  if (Trace()) {
+    qInfo("graph_view: layout done at %lld ms (%s, %.0f ms in the engine)", timer.elapsed(),
+          u.final ? "final" : "partial", u.result ? u.result->stats.ms_total : -1.0);
+  }
+  if (!pending || layout_gen == 0 || u.generation != layout_gen) return;
+  if (!u.status.ok()) {
+    if (absl::IsCancelled(u.status)) return;
+    Fail(Q(std::string(u.status.message())));
+    return;
+  }
+  // An early picture (large graphs) is shown while the engine refines it; the refined one then
+  // replaces it with the view kept on the same node.
+  if (!u.final) {
+    if (!partial_requested && u.result) {
+      partial_requested = true;
+      BuildModel(pending, u.result);
+    }
+    return;
+  }
+  bridge->final_layout = gen;
+  BuildModel(pending, u.result);
+}
+
+void GraphView::Impl::BuildModel(std::shared_ptr<const Prepared> prep,
+                                 std::shared_ptr<const LayoutResult> result) {
+  uint64_t g = gen;
+  std::shared_ptr<Bridge> b = bridge;
+  Impl* self = this;
+  QString font = font_description;
+  pool.start([b, self, g, prep, result, font] {
+    LowerThisThreadPriority();
+    if (b->latest.load() != g) return;
+    if (result->partial && b->final_layout.load() == g) return;  // the final one is queued
+    TraceScope trace("worker: scene model");
+    std::shared_ptr<const gv::SceneModel> model =
+        gv::BuildSceneModel(*prep->shown, *result, prep->hlo.get(), font);
+    b->Post([self, g, prep, model] { self->OnModel(g, prep, model); });
+  });
+}
+
+void GraphView::Impl::OnModel(uint64_t g, std::shared_ptr<const Prepared> prep,
+                              std::shared_ptr<const gv::SceneModel> model) {
+  if (g != gen) return;
+  if (Trace()) qInfo("graph_view: model at %lld ms", timer.elapsed());
+  DropStaging();
+  staging = new gv::GraphScene(std::move(model), font_description);
+  staging->SetDark(Dark());
+  staging_prep = std::move(prep);
+  gv::GraphScene* s = staging;
+  QTimer::singleShot(0, q, [this, s] { PopulateTick(s); });
+  // The far-zoom picture, for graphs whose every-item paint would be slow (not for an early
+  // picture: the refined one follows soon).
+  if (!s->model().partial &&
+      s->model().nodes.size() + s->model().edges.size() >= kFarImageMinItems) {
+    std::shared_ptr<const gv::SceneModel> m = s->model_ptr();
+    std::shared_ptr<Bridge> b = bridge;
+    Impl* self = this;
+    bool dark = Dark();
+    pool.start([b, self, g, m, dark] {
+      LowerThisThreadPriority();
+      if (b->latest.load() != g) return;
+      TraceScope trace("worker: far image");
+      auto far = std::make_shared<gv::FarImage>(gv::RenderFarImage(*m, dark));
+      b->Post([self, g, m, far] { self->OnFarImage(g, m, far); });
+    });
+  }
+}
+
+void GraphView::Impl::OnFarImage(uint64_t g, std::shared_ptr<const gv::SceneModel> model,
+                                 std::shared_ptr<gv::FarImage> far) {
+  if (g != gen) return;
+  for (gv::GraphScene* s : {scene, staging}) {
+    if (s && s->model_ptr() == model && s->dark() == Dark()) s->SetFarImage(std::move(*far));
+  }
+}
+
+void GraphView::Impl::PopulateTick(gv::GraphScene* s) {
+  if (s != staging) return;
+  TraceScope trace("populate");
+  if (s->PopulateSome(kSliceMs)) {
+    // Swapping (and the first paint it causes) gets an event-loop slice of its own.
+    QTimer::singleShot(0, q, [this, s] {
+      if (s == staging) Swap();
+    });
+    return;
+  }
+  QTimer::singleShot(0, q, [this, s] { PopulateTick(s); });
+}
+
+void GraphView::Impl::Swap() {
+  TraceScope trace("swap");
+  if (Trace()) qInfo("graph_view: swap at %lld ms", timer.elapsed());
+  gv::GraphScene* old = scene;
+  bool partial = staging->model().partial;
+  // Replacing an early picture of the same request: keep the view on the same node.
+  if (old && partial_gen == gen && !anchor.valid) CaptureViewAnchor();
+  scene = staging;
+  staging = nullptr;
+  shown = std::move(staging_prep);
+  partial_gen = partial ? gen : 0;
+  if (!partial) {
+    pending.reset();
+    layout_gen = 0;
+  }
+  scene->set_callbacks(
+      {[this](int n) { NodeClicked(n); }, [this](int n) { NodeDoubleClicked(n); }});
+  canvas->setScene(scene);
+  canvas->overview()->setScene(scene);
+  canvas->overview()->SetModel(scene->model_ptr());
+  Highlight();
+  PositionView();
+  if (first_frame_gen != gen) await_first_paint = true;
+  canvas->viewport()->update();
+  Retire(old);
+  if (partial) {
+    emit q->statusMessage(GraphView::tr("Showing an early layout of %1 nodes; refining")
+                              .arg(scene->model().drawn_nodes));
+    return;
+  }
+  running = false;
+  emit q->layoutFinished(scene->model().drawn_nodes, timer.elapsed() / 1000.0);
+}
+
+void GraphView::Impl::CaptureViewAnchor() {
+  if (!scene) return;
+  const gv::SceneModel& m = scene->model();
+  QRectF visible = canvas->VisibleSceneRect();
+  int n = NodeFor(selected);
+  if (n < 0 || !visible.intersects(m.nodes[n].rect)) {
+    n = -1;
+    double best = 0;
+    QPointF c = visible.center();
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      if (m.nodes[i].frame) continue;
+      QPointF d = m.nodes[i].rect.center() - c;
+      double dist = d.x() * d.x() + d.y() * d.y();
+      if (n < 0 || dist < best) {
+        n = static_cast<int>(i);
+        best = dist;
+      }
+    }
+  }
+  if (n >= 0) CaptureAnchor(m.nodes[n].path, m.nodes[n].instruction);
+}
+
+void GraphView::Impl::Fail(const QString& message) {
+  running = false;
+  pending.reset();
+  layout_gen = 0;
+  emit q->layoutFailed(message);
+}
+
+void GraphView::Impl::DropStaging() {
+  if (staging) Retire(staging);
+  staging = nullptr;
+  staging_prep.reset();
+}
+
+void GraphView::Impl::Retire(gv::GraphScene* s) {
+  if (!s) return;
+  s->set_callbacks({});
+  retiring.push_back(s);
+  if (!retire_scheduled) {
+    retire_scheduled = true;
+    QTimer::singleShot(0, q, [this] { RetireTick(); });
+  }
+}
+
+void GraphView::Impl::RetireTick() {
+  TraceScope trace("retire");
+  retire_scheduled = false;
+  if (retiring.empty()) return;
+  gv::GraphScene* s = retiring.front();
+  if (s->DepopulateSome(kSliceMs)) {
+    retiring.pop_front();
+    delete s;
+  }
+  if (!retiring.empty()) {
+    retire_scheduled = true;
+    QTimer::singleShot(0, q, [this] { RetireTick(); });
+  }
+}
+
+bool GraphView::Impl::EffectiveNeighborhood() const {
+  if (mode == Mode::kNeighborhood) return true;
+  if (mode != Mode::kAuto || !comp) return false;
+  if (const Prepared* p = Latest(); p && !(running && !pending)) return p->neighborhood;
+  if (base) return base->full_nodes > threshold;
+  return comp->instruction_count() > threshold;
+}
+
+int GraphView::Impl::NodeFor(const Instruction* instr) const {
+  if (!scene || !instr) return -1;
+  const gv::SceneModel& m = scene->model();
+  auto it = m.by_instruction.find(instr);
+  if (it == m.by_instruction.end()) return -1;
+  for (int n : it->second) {
+    if (m.nodes[n].instruction == instr) return n;
+  }
+  return it->second.front();
+}
+
+void GraphView::Impl::Highlight() {
+  if (!scene) return;
+  std::vector<int> nodes;
+  if (selected) {
+    auto it = scene->model().by_instruction.find(selected);
+    if (it != scene->model().by_instruction.end()) nodes = it->second;
+  }
+  scene->SetSelectedNodes(nodes);
+}
+
+void GraphView::Impl::CenterOnSelection() {
+  int n = NodeFor(selected);
+  if (n < 0) return;
+  QRectF r = scene->model().nodes[n].rect;
+  if (canvas->current_scale() < 0.3) canvas->SetScale(0.8);
+  canvas->centerOn(r.center());
+}
+
+void GraphView::Impl::InitialView() {
+  const gv::SceneModel& m = scene->model();
+  QRectF b = m.bounds;
+  QSize vs = canvas->viewport()->size();
+  double fit =
+      std::min(vs.width() / std::max(1.0, b.width()), vs.height() / std::max(1.0, b.height()));
+  if (fit >= 0.45) {
+    canvas->SetScale(std::min(fit, 1.0));
+    canvas->centerOn(b.center());
+    return;
+  }
+  // Too large to read when fitted: a readable scale around the selection or the root; the
+  // overview map shows the whole.
+  canvas->SetScale(0.8);
+  int n = NodeFor(selected);
+  if (n < 0 && comp) n = NodeFor(comp->root());
+  if (n >= 0) {
+    canvas->centerOn(m.nodes[n].rect.center());
+  } else {
+    canvas->centerOn(QPointF(b.center().x(), b.top() + vs.height() / 1.6));
+  }
+}
+
+void GraphView::Impl::PositionView() {
+  const gv::SceneModel& m = scene->model();
+  if (anchor.valid) {
+    anchor.valid = false;
+    int n = -1;
+    auto it = m.by_path.find(anchor.path.toStdString());
+    if (it != m.by_path.end()) n = it->second;
+    if (n < 0) n = NodeFor(anchor.instr);
+    if (n >= 0) {
+      QPointF c = m.nodes[n].rect.center();
+      QPointF vc = QRectF(canvas->viewport()->rect()).center();
+      // Keep the anchor node where it was on screen (top-left for frames, which grow).
+      if (m.nodes[n].frame) {
+        c = m.nodes[n].rect.topLeft() + QPointF(40, 20);
+      }
+      canvas->centerOn(c + (vc - anchor.viewport_pos) / canvas->current_scale());
+      center_on_selection = false;
+      reset_view = false;
+      return;
+    }
+  }
+  if (reset_view) {
+    reset_view = false;
+    center_on_selection = false;
+    InitialView();
+    return;
+  }
+  if (center_on_selection) {
+    center_on_selection = false;
+    CenterOnSelection();
+  }
+}
+
+void GraphView::Impl::CaptureAnchor(const QString& path, const Instruction* instr,
+                                    bool only_if_visible) {
+  anchor = Anchor();
+  if (!scene) return;
+  const gv::SceneModel& m = scene->model();
+  int n = -1;
+  auto it = m.by_path.find(path.toStdString());
+  if (it != m.by_path.end()) n = it->second;
+  if (n < 0) n = NodeFor(instr);
+  if (n < 0) return;
+  if (only_if_visible && !canvas->VisibleSceneRect().intersects(m.nodes[n].rect)) return;
+  QPointF p =
+      m.nodes[n].frame ? m.nodes[n].rect.topLeft() + QPointF(40, 20) : m.nodes[n].rect.center();
+  anchor.valid = true;
+  anchor.path = m.nodes[n].path;
+  anchor.instr = instr ? instr : m.nodes[n].instruction;
+  anchor.viewport_pos = canvas->mapFromScene(p);
+}
+
+void GraphView::Impl::NodeClicked(int node) {
+  const gv::NodeSpec& n = scene->model().nodes[node];
+  if (!n.instruction) return;
+  selected = n.instruction;
+  Highlight();
+  emit q->instructionSelected(selected);
+}
+
+void GraphView::Impl::NodeDoubleClicked(int node) {
+  const gv::NodeSpec& n = scene->model().nodes[node];
+  if (n.expandable) {
+    q->SetClusterExpanded(n.path, true);
+  } else if (n.frame) {
+    q->SetClusterExpanded(n.path, false);
+  } else if (n.instruction && EffectiveNeighborhood()) {
+    // Re-centre the neighborhood on the double-clicked node.
+    CaptureAnchor(n.path, n.instruction);
+    mode = Mode::kNeighborhood;
+    center = n.instruction;
+    Request();
+  }
+}
+
+void GraphView::Impl::ContextMenu(QPoint global_pos, QPointF scene_pos) {
+  QMenu menu(q);
+  // No node actions on the picture of a computation being replaced.
+  bool current = scene && shown && shown->hlo && shown->hlo->computation() == comp;
+  int node = current ? scene->NodeAt(scene_pos) : -1;
+  const gv::NodeSpec* n = node >= 0 ? &scene->model().nodes[node] : nullptr;
+  auto name = [](const Instruction* i) { return i ? Q(i->name()) : QString(); };
+  if (n) {
+    QString path = n->path;
+    if (n->expandable) {
+      menu.addAction(GraphView::tr("Expand %1").arg(name(n->instruction)),
+                     [this, path] { q->SetClusterExpanded(path, true); });
+    }
+    if (n->frame) {
+      menu.addAction(GraphView::tr("Collapse %1").arg(name(n->instruction)),
+                     [this, path] { q->SetClusterExpanded(path, false); });
+    } else if (int slash = path.lastIndexOf('/'); slash > 0) {
+      QString parent = path.left(slash);
+      menu.addAction(GraphView::tr("Collapse %1").arg(parent.section('/', -1)),
+                     [this, parent] { q->SetClusterExpanded(parent, false); });
+    }
+    if (const Instruction* instr = n->instruction; instr && !n->frame) {
+      menu.addAction(GraphView::tr("Neighborhood of %1").arg(name(instr)), [this, instr, path] {
+        CaptureAnchor(path, instr);
+        mode = Mode::kNeighborhood;
+        center = instr;
+        Request();
+      });
+      if (selected && selected != instr) {
+        const Instruction* from = selected;
+        menu.addAction(GraphView::tr("All paths between %1 and %2").arg(name(from), name(instr)),
+                       [this, from, instr] { q->ShowAllPaths(from, instr); });
+      }
+    }
+    menu.addSeparator();
+  }
+  if (comp) {
+    if (EffectiveNeighborhood() || mode == Mode::kAllPaths) {
+      menu.addAction(GraphView::tr("Show the whole graph"), [this] { q->ShowWholeGraph(); });
+      if (EffectiveNeighborhood()) {
+        menu.addAction(GraphView::tr("Larger neighborhood (radius %1)").arg(radius + 1),
+                       [this] { q->SetNeighborhoodRadius(radius + 1); });
+        if (radius > 1) {
+          menu.addAction(GraphView::tr("Smaller neighborhood (radius %1)").arg(radius - 1),
+                         [this] { q->SetNeighborhoodRadius(radius - 1); });
+        }
+      }
+    }
+    menu.addAction(GraphView::tr("Fit to view"), [this] { q->FitToView(); });
+    menu.addSeparator();
+    QAction* fold = menu.addAction(GraphView::tr("Fold get-tuple-element"),
+                                   [this](bool on) { q->SetFoldGetTupleElement(on); });
+    fold->setCheckable(true);
+    fold->setChecked(fold_gte);
+    QAction* gviz = menu.addAction(GraphView::tr("Graphviz layout (small graphs)"),
+                                   [this](bool on) { q->SetGraphvizLayout(on); });
+    gviz->setCheckable(true);
+    gviz->setChecked(use_graphviz);
+  }
+  QAction* map =
+      menu.addAction(GraphView::tr("Overview map"), [this](bool on) { q->SetOverviewVisible(on); });
+  map->setCheckable(true);
+  map->setChecked(overview_enabled);
+  menu.exec(global_pos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GraphView
+// ---------------------------------------------------------------------------------------------
+
+GraphView::GraphView(QWidget* parent) : QWidget(parent), impl_(std::make_unique<Impl>(this)) {}
+
+GraphView::~GraphView() = default;
+
+void GraphView::SetComputation(std::shared_ptr<const Module> module,
+                               const Computation* computation) {
+  TraceScope trace("SetComputation");
+  Impl& d = *impl_;
+  if (!module || !computation) {
+    Clear();
+    return;
+  }
+  bool same = module == d.module && computation == d.comp;
+  // A selection in another module is dropped unseen: that module may already be gone.
+  if (module != d.module) d.selected = nullptr;
+  // The old picture stays until the new one is drawn, but inert: its instructions belong to
+  // what is being replaced.
+  if (!same && d.scene) d.scene->set_callbacks({});
+  d.module = std::move(module);
+  d.comp = computation;
+  if (!same) {
+    d.index = BuildIndex(*computation);
+    d.base.reset();
+    d.expanded.clear();
+  }
+  d.mode = Mode::kAuto;
+  d.from = d.to = d.reveal = nullptr;
+  d.center = nullptr;
+  if (d.selected && OwnerChain(*d.index, d.selected)) {
+    d.center = d.selected;
+    d.reveal = d.selected;
+    d.center_on_selection = true;
+  } else {
+    d.selected = nullptr;
+  }
+  d.anchor = Impl::Anchor();
+  d.reset_view = true;
+  d.Request();
+}
+
+void GraphView::Clear() {
+  Impl& d = *impl_;
+  d.ResetPipeline();
+  d.running = false;
+  d.canvas->setScene(nullptr);
+  d.canvas->overview()->setScene(nullptr);
+  d.canvas->overview()->SetModel(nullptr);
+  d.Retire(d.scene);
+  d.scene = nullptr;
+  d.shown.reset();
+  d.base.reset();
+  d.index.reset();
+  d.module.reset();
+  d.comp = nullptr;
+  d.selected = d.center = d.from = d.to = d.reveal = nullptr;
+  d.expanded.clear();
+  d.mode = Mode::kAuto;
+}
+
+const Computation* GraphView::computation() const { return impl_->comp; }
+
+void GraphView::SelectInstruction(const Instruction* instruction) {
+  Impl& d = *impl_;
+  bool changed = instruction != d.selected;
+  bool drawn = false;
+  if (instruction && d.scene && !d.running) {
+    int n = d.NodeFor(instruction);
+    drawn = n >= 0 && d.scene->model().nodes[n].instruction == instruction;
+  }
+  // Already selected and on screen: nothing moves (another view echoing a click back must not
+  // re-centre or scroll under the mouse).
+  if (!changed && drawn) return;
+  d.selected = instruction;
+  if (instruction && d.comp && d.index) {
+    if (auto chain = OwnerChain(*d.index, instruction)) {
+      bool request = false;
+      const Instruction* top = chain->empty() ? instruction : chain->front();
+      if (d.mode != Mode::kAllPaths && d.EffectiveNeighborhood() && d.center != top) {
+        // Re-centre: anchor on the node if it is already on screen.
+        d.CaptureAnchor(QString(), instruction, /*only_if_visible=*/true);
+        d.mode = Mode::kNeighborhood;
+        d.center = top;
+        request = true;
+      }
+      if (!chain->empty() && !drawn) {
+        d.reveal = instruction;
+        request = true;
+      }
+      if (request) {
+        d.center_on_selection = !d.anchor.valid;
+        d.Request();
+      } else {
+        d.Highlight();
+        d.CenterOnSelection();
+      }
+    }
+  } else {
+    d.Highlight();
+  }
+  if (changed) emit instructionSelected(instruction);
+}
+
+const Instruction* GraphView::selected() const { return impl_->selected; }
+
+bool GraphView::FindNext(const QString& query, bool backwards) {
+  Impl& d = *impl_;
+  d.last_query = query;
+  std::string needle = Lower(query.trimmed().toStdString());
+  if (!d.index || needle.empty()) return false;
+  const CompIndex& index = *d.index;
+  const int n = static_cast<int>(index.order.size());
+  int start = -1;
+  if (d.selected) {
+    auto it = index.position.find(d.selected);
+    if (it != index.position.end()) start = it->second;
+  }
+  for (int k = 1; k <= n; ++k) {
+    int i;
+    if (backwards) {
+      i = ((start < 0 ? n : start) - k % n + n) % n;
+    } else {
+      i = (start + k + n) % n;
+    }
+    if (index.haystack[i].find(needle) != std::string::npos) {
+      SelectInstruction(index.order[i]);
+      emit statusMessage(tr("Found %1").arg(Q(index.order[i]->name())));
+      return true;
+    }
+  }
+  emit statusMessage(tr("No instruction matches \"%1\"").arg(query));
+  return false;
+}
+
+void GraphView::SetClusterExpanded(const QString& path, bool expanded) {
+  Impl& d = *impl_;
+  if (!d.comp) return;
+  std::string p = path.toStdString();
+  if (p.empty()) return;
+  bool now = d.base && d.base->hlo && d.base->hlo->IsExpanded(p);
+  bool wanted = d.expanded.count(p) > 0;
+  if (now == expanded && wanted == expanded) return;
+  if (expanded) {
+    d.expanded.insert(p);
+  } else {
+    d.expanded.erase(p);
+  }
+  d.CaptureAnchor(path, nullptr);
+  d.Request();
+}
+
+void GraphView::SetNeighborhoodThreshold(int nodes) {
+  Impl& d = *impl_;
+  nodes = std::max(1, nodes);
+  if (nodes == d.threshold) return;
+  d.threshold = nodes;
+  if (d.comp && d.mode == Mode::kAuto) {
+    d.reset_view = true;
+    d.Request();
+  }
+}
+
+void GraphView::SetNeighborhoodRadius(int radius) {
+  Impl& d = *impl_;
+  radius = std::max(0, radius);
+  if (radius == d.radius) return;
+  d.radius = radius;
+  if (d.comp && d.mode != Mode::kAllPaths && d.EffectiveNeighborhood()) {
+    d.mode = Mode::kNeighborhood;
+    d.CaptureAnchor(QString(), d.center ? d.center : d.comp->root());
+    d.Request();
+  }
+}
+
+bool GraphView::InNeighborhoodMode() const { return impl_->EffectiveNeighborhood(); }
+
+void GraphView::ShowWholeGraph() {
+  Impl& d = *impl_;
+  if (!d.comp) return;
+  d.mode = Mode::kWhole;
+  d.reset_view = true;
+  d.anchor = Impl::Anchor();
+  d.Request();
+}
+
+void GraphView::ShowAllPaths(const Instruction* from, const Instruction* to) {
+  Impl& d = *impl_;
+  if (!d.comp || !from || !to) return;
+  d.mode = Mode::kAllPaths;
+  d.from = from;
+  d.to = to;
+  d.reset_view = true;
+  d.anchor = Impl::Anchor();
+  d.Request();
+}
+
+void GraphView::ZoomIn() { impl_->canvas->ZoomBy(1.25); }
+
+void GraphView::ZoomOut() { impl_->canvas->ZoomBy(0.8); }
+
+void GraphView::FitToView() {
+  Impl& d = *impl_;
+  if (!d.scene) return;
+  QRectF b = d.scene->sceneRect();
+  QSize vs = d.canvas->viewport()->size();
+  double fit =
+      std::min(vs.width() / std::max(1.0, b.width()), vs.height() / std::max(1.0, b.height()));
+  d.canvas->SetScale(std::min(fit, 1.5));
+  d.canvas->centerOn(b.center());
+}
+
+bool GraphView::IsLayoutRunning() const { return impl_->running; }
+
+int GraphView::NodeCount() const { return impl_->scene ? impl_->scene->model().drawn_nodes : 0; }
+
+absl::Status GraphView::ExportSvg(const QString& path) {
+  Impl& d = *impl_;
+  if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
+  QRectF src = d.scene->sceneRect();
+  QSvgGenerator gen;
+  gen.setFileName(path);
+  gen.setSize(src.size().toSize());
+  gen.setViewBox(QRectF(QPointF(0, 0), src.size()));
+  gen.setTitle(d.comp ? Q(d.comp->name()) : QString("graph"));
+  gen.setDescription(tr("HLO Workbench graph view"));
+  QPainter painter;
+  if (!painter.begin(&gen)) {
+    return absl::PermissionDeniedError("cannot write the SVG file '" + path.toStdString() +
+                                       "': check that its folder exists and is writable");
+  }
+  painter.fillRect(QRectF(QPointF(0, 0), src.size()), d.scene->dark() ? Qt::black : Qt::white);
+  d.scene->SetExporting(true);
+  d.scene->render(&painter, QRectF(QPointF(0, 0), src.size()), src);
+  d.scene->SetExporting(false);
+  painter.end();
+  if (QFileInfo(path).size() <= 0) {
+    return absl::InternalError("the SVG file '" + path.toStdString() + "' was not written");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphView::ExportPng(const QString& path) {
+  Impl& d = *impl_;
+  if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
+  QRectF src = d.scene->sceneRect();
+  // Up to 2 pixels per point, capped at 16k pixels a side and 32M pixels in all (128 MB).
+  double s = 2.0;
+  s = std::min(s, 16000.0 / std::max(1.0, src.width()));
+  s = std::min(s, 16000.0 / std::max(1.0, src.height()));
+  s = std::min(s, std::sqrt(32e6 / std::max(1.0, src.width() * src.height())));
+  QSize size(std::max(1, static_cast<int>(src.width() * s)),
+             std::max(1, static_cast<int>(src.height() * s)));
+  QImage image(size, QImage::Format_ARGB32_Premultiplied);
+  if (image.isNull()) return absl::ResourceExhaustedError("not enough memory for the PNG image");
+  image.fill(d.scene->dark() ? Qt::black : Qt::white);
+  {
+    QPainter painter(&image);
+    painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    d.scene->SetExporting(true);
+    d.scene->render(&painter, QRectF(QPointF(0, 0), QSizeF(size)), src);
+    d.scene->SetExporting(false);
+  }
+  if (!image.save(path, "PNG")) {
+    return absl::PermissionDeniedError("cannot write the PNG file '" + path.toStdString() +
+                                       "': check that its folder exists and is writable");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphView::ExportDot(const QString& path) {
+  Impl& d = *impl_;
+  if (!d.shown || !d.shown->shown) {
+    return absl::FailedPreconditionError("no graph is shown; nothing to export");
+  }
+  std::string dot = graph::ExportDot(*d.shown->shown);
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+    return absl::PermissionDeniedError("cannot write the DOT file '" + path.toStdString() +
+                                       "': " + file.errorString().toStdString());
+  }
+  if (file.write(dot.data(), static_cast<qint64>(dot.size())) != static_cast<qint64>(dot.size())) {
+    return absl::InternalError("writing the DOT file '" + path.toStdString() +
+                               "' failed: " + file.errorString().toStdString());
+  }
+  return absl::OkStatus();
+}
+
+void GraphView::SetGraphvizLayout(bool enabled) {
+  Impl& d = *impl_;
+  if (enabled == d.use_graphviz) return;
+  d.use_graphviz = enabled;
+  if (d.comp) {
+    d.anchor = Impl::Anchor();
+    d.reset_view = true;
+    d.Request();
+  }
+}
+
+bool GraphView::graphviz_layout() const { return impl_->use_graphviz; }
+
+void GraphView::SetGraphvizLimits(int max_nodes, double timeout_seconds) {
+  impl_->graphviz_max_nodes = std::max(1, max_nodes);
+  impl_->graphviz_timeout = std::max(0.1, timeout_seconds);
+}
+
+int GraphView::GraphvizNodeLimit() const { return impl_->graphviz_max_nodes; }
+
+void GraphView::SetFoldGetTupleElement(bool fold) {
+  Impl& d = *impl_;
+  if (fold == d.fold_gte) return;
+  d.fold_gte = fold;
+  d.base.reset();  // the graph is rebuilt with the new option
+  if (d.comp) {
+    d.CaptureAnchor(QString(), d.selected);
+    d.Request();
+  }
+}
+
+bool GraphView::fold_get_tuple_element() const { return impl_->fold_gte; }
+
+int GraphView::neighborhood_threshold() const { return impl_->threshold; }
+
+int GraphView::neighborhood_radius() const { return impl_->radius; }
+
+bool GraphView::InAllPathsMode() const { return impl_->mode == Mode::kAllPaths; }
+
+bool GraphView::IsClusterExpanded(const QString& path) const {
+  const Impl& d = *impl_;
+  const Prepared* p = d.shown ? d.shown.get() : nullptr;
+  return p && p->hlo && p->hlo->IsExpanded(path.toStdString());
+}
+
+std::vector<const Instruction*> GraphView::ShownInstructions() const {
+  std::vector<const Instruction*> out;
+  if (!impl_->scene) return out;
+  std::unordered_map<const Instruction*, bool> seen;
+  for (const gv::NodeSpec& n : impl_->scene->model().nodes) {
+    if (n.frame || !n.instruction) continue;
+    if (seen.emplace(n.instruction, true).second) out.push_back(n.instruction);
+  }
+  return out;
+}
+
+QRectF GraphView::NodeSceneRect(const Instruction* instruction) const {
+  int n = impl_->NodeFor(instruction);
+  return n < 0 ? QRectF() : impl_->scene->model().nodes[n].rect;
+}
+
+QGraphicsView* GraphView::graphicsView() const { return impl_->canvas; }
+
+void GraphView::SetOverviewVisible(bool visible) {
+  impl_->overview_enabled = visible;
+  impl_->canvas->overview()->SetEnabled(visible);
+}
+
+}  // namespace hlowb::viewer

@@ -1,0 +1,120 @@
+// The graph view: one computation drawn as a laid-out graph in a QGraphicsView. Layout runs
+// on a worker thread (LayeredLayout by default, Graphviz on request for small graphs) with a
+// generation counter, so a newer request replaces an older one and the UI thread never waits.
+// Nodes use XLA's opcode color families; fusions and called computations are collapsed boxes
+// that expand in place; above a node threshold the view opens in neighborhood mode around the
+// selection (or the root). Zoom, pan, fit, overview map, hover highlighting, search, all paths
+// between two nodes, and export to SVG, PNG and DOT.
+//
+// It does not own modules: callers pass a shared_ptr that keeps the module alive while shown.
+// It knows nothing of dump directories, diffs or replay.
+#ifndef HLOWB_VIEWER_GRAPH_GRAPH_VIEW_H_
+#define HLOWB_VIEWER_GRAPH_GRAPH_VIEW_H_
+
+#include <QRectF>
+#include <QString>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/ir/computation.h"
+#include "core/ir/instruction.h"
+#include "core/ir/module.h"
+
+class QGraphicsView;
+
+namespace hlowb::viewer {
+
+class GraphView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit GraphView(QWidget* parent = nullptr);
+  ~GraphView() override;
+
+  // Shows `computation` (which belongs to `module`). Starts a layout on the worker thread and
+  // returns at once; layoutFinished or layoutFailed follows.
+  void SetComputation(std::shared_ptr<const Module> module, const Computation* computation);
+  void Clear();
+  const Computation* computation() const;
+
+  // Selects the node(s) drawing `instruction` and centres on it. An instruction inside a
+  // collapsed fusion or called computation of the shown computation expands that cluster.
+  // In neighborhood mode, re-centres the neighborhood on it. nullptr clears the selection.
+  void SelectInstruction(const Instruction* instruction);
+  const Instruction* selected() const;
+
+  // Search by name, opcode, op_name and op_type metadata (case-insensitive substring).
+  // Selects the next (or previous) match after the current selection; false when none.
+  bool FindNext(const QString& query, bool backwards = false);
+
+  // Expands or collapses the cluster at `path` ("fusion.3", "while.1/fusion.2").
+  void SetClusterExpanded(const QString& path, bool expanded);
+
+  // Neighborhood mode: the shown nodes are those within `radius` edges of the selection.
+  // Graphs with more nodes than the threshold open in this mode.
+  void SetNeighborhoodThreshold(int nodes);
+  void SetNeighborhoodRadius(int radius);
+  bool InNeighborhoodMode() const;
+  // Shows the whole graph regardless of size (explicit request).
+  void ShowWholeGraph();
+  // Shows only the nodes on paths between the two instructions (in either direction).
+  void ShowAllPaths(const Instruction* from, const Instruction* to);
+
+  void ZoomIn();
+  void ZoomOut();
+  void FitToView();
+
+  bool IsLayoutRunning() const;
+  // Node count of the current laid-out scene (0 when empty).
+  int NodeCount() const;
+
+  absl::Status ExportSvg(const QString& path);
+  absl::Status ExportPng(const QString& path);
+  absl::Status ExportDot(const QString& path);
+
+  // --- Options and queries added after the first version (all additive). ---
+
+  // Lay out with Graphviz dot instead of the layered engine, for graphs of at most
+  // GraphvizNodeLimit() nodes, in a child process with a timeout; larger graphs and failures
+  // fall back to the layered engine (with a statusMessage).
+  void SetGraphvizLayout(bool enabled);
+  bool graphviz_layout() const;
+  void SetGraphvizLimits(int max_nodes, double timeout_seconds);
+  int GraphvizNodeLimit() const;
+  // Get-tuple-element folding: the edge runs from the tuple to the user, labelled with the
+  // element index. Rebuilds the graph.
+  void SetFoldGetTupleElement(bool fold);
+  bool fold_get_tuple_element() const;
+  int neighborhood_threshold() const;
+  int neighborhood_radius() const;
+  bool InAllPathsMode() const;
+  // Whether the cluster at `path` is expanded in the latest graph.
+  bool IsClusterExpanded(const QString& path) const;
+  // The instructions drawn as nodes (ghost copies once; not cluster frames), in drawing order.
+  std::vector<const Instruction*> ShownInstructions() const;
+  // Scene rectangle of (the first node drawing) `instruction`; empty when it is not drawn.
+  QRectF NodeSceneRect(const Instruction* instruction) const;
+  // The canvas (for tests, screenshots and the window's context menus).
+  QGraphicsView* graphicsView() const;
+  void SetOverviewVisible(bool visible);
+
+ signals:
+  // The first frame painted after a layout was applied; `seconds` since the request.
+  void firstFramePainted(double seconds);
+  // The user clicked a node (or SelectInstruction was called).
+  void instructionSelected(const hlowb::Instruction* instruction);
+  void layoutStarted();
+  void layoutFinished(int nodes, double seconds);
+  void layoutFailed(const QString& message);
+  void statusMessage(const QString& message);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hlowb::viewer
+
+#endif  // HLOWB_VIEWER_GRAPH_GRAPH_VIEW_H_

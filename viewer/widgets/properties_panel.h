@@ -1,0 +1,50 @@
+// The properties panel: everything known about one instruction — opcode, shape and layout,
+// operands and users (clickable), metadata (op_name, op_type, source file:line, stack frames),
+// sharding, backend_config pretty-printed as JSON, frontend attributes, other attributes, and
+// a cost estimate (flops, bytes).
+//
+// It shows; it does not edit. Callers keep the module alive while an instruction is shown.
+#ifndef HLOWB_VIEWER_WIDGETS_PROPERTIES_PANEL_H_
+#define HLOWB_VIEWER_WIDGETS_PROPERTIES_PANEL_H_
+
+#include <QWidget>
+#include <memory>
+
+#include "core/ir/instruction.h"
+#include "core/ir/module.h"
+
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace hlowb::viewer {
+
+class PropertiesPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit PropertiesPanel(QWidget* parent = nullptr);
+  ~PropertiesPanel() override;
+
+  void SetInstruction(std::shared_ptr<const Module> module, const Instruction* instruction);
+  void Clear();
+  const Instruction* instruction() const;
+  // "key: value" lines of what is shown (for tests and copy).
+  QString PlainText() const;
+
+  // Additions beyond the pinned API (for tests): the tree shown, and the row whose
+  // PlainText() key is `plain_key` ("opcode", "operand 0", "user 1", "op_name", "flops", ...).
+  QTreeWidget* tree() const;
+  QTreeWidgetItem* FindRow(const QString& plain_key) const;
+
+ signals:
+  // The user clicked an operand or user.
+  void instructionActivated(const hlowb::Instruction* instruction);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hlowb::viewer
+
+#endif  // HLOWB_VIEWER_WIDGETS_PROPERTIES_PANEL_H_
