@@ -1,10 +1,15 @@
 // hlowb: the HLO Workbench command line. `hlowb SUBCOMMAND ...`; see `hlowb help`.
+#include <sys/stat.h>
+
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "app/cli/cli.h"
+#ifdef HLOWB_HAVE_GUI
+#include "app/gui/gui_main.h"
+#endif
 
 namespace {
 
@@ -33,11 +38,34 @@ constexpr char kUsage[] =
     "                 [--platform=interpreter] [--reference_platform=P] [--force_fake_data]\n"
     "                 [--iterations=N] [--seed=S] [--abs_error_bound=X] [--rel_error_bound=X]\n"
     "                 [--input_literals_file=F] [--output_literals_file=F] [--print_literals]\n"
+    "                 [--find_nonfinite] [--isolate_instructions] [--custom_call_fallback=M];\n"
+    "                 DIR --module=M --bisect_passes: first pass that changes the outputs\n"
+    "  extract FILE --instruction=NAME [--height=N]   a module rooted at one instruction\n"
+    "  bundle FILE [replay flags] -o DIR   a bug-report folder to rerun elsewhere\n"
+    "  gui [PATH]     the desktop window on a file or dump directory [--module=M] [--step=S]\n"
+    "                 [--select=NAME] [--screenshot=FILE: render, write a PNG and exit]\n"
+    "  PATH           with no command: `gui PATH`\n"
     "  help           this text\n"
     "\n"
     "Every command that reads HLO text accepts --split-input-file (parts separated by\n"
     "`// -----` lines). FILE may be - for standard input.\n"
     "Exit codes: 0 success, 1 input error, 2 usage error.\n";
+
+int RunGuiCommand(const char* argv0, const std::vector<std::string>& args) {
+#ifdef HLOWB_HAVE_GUI
+  return hlowb::gui::RunGui(argv0, args);
+#else
+  (void)argv0;
+  (void)args;
+  std::cerr << "hlowb: this build has no desktop window (configure with HLOWB_BUILD_GUI=ON)\n";
+  return hlowb::cli::kUsageError;
+#endif
+}
+
+bool IsExistingPath(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
 
 }  // namespace
 
@@ -66,6 +94,14 @@ int main(int argc, char** argv) {
   if (command == "convert") return hlowb::cli::RunConvert(rest);
   if (command == "literal") return hlowb::cli::RunLiteral(rest);
   if (command == "replay") return hlowb::cli::RunReplay(rest);
+  if (command == "extract") return hlowb::cli::RunExtract(rest);
+  if (command == "bundle") return hlowb::cli::RunBundle(rest);
+  if (command == "gui") return RunGuiCommand(argv[0], rest);
+  // `hlowb PATH [options]`: a path where a command would be opens the window on it.
+  if (IsExistingPath(command)) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    return RunGuiCommand(argv[0], args);
+  }
   std::cerr << "hlowb: unknown command '" << command << "'\n\n" << kUsage;
   return hlowb::cli::kUsageError;
 }

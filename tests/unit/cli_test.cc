@@ -112,34 +112,34 @@ TEST(Cli, VerifyReportsProblems) {
 TEST(Cli, DumpDirectoryCommands) {
   Result index = RunHlowb("index " + Sample("dump"));
   ASSERT_EQ(index.exit_code, 0) << index.out;
-  EXPECT_NE(index.out.find("module 0001 jit_mlp_loss: 6 states (4 pass steps), 2 artifacts"),
+  EXPECT_NE(index.out.find("module 0001 jit_train_step: 13 states (11 pass steps), 2 artifacts"),
             std::string::npos) << index.out;
   Result json = RunHlowb("index " + Sample("dump") + " --format=json");
-  EXPECT_NE(json.out.find("\"name\":\"jit_mlp_loss\""), std::string::npos);
+  EXPECT_NE(json.out.find("\"name\":\"jit_train_step\""), std::string::npos);
 
-  Result passes = RunHlowb("passes " + Sample("dump") + " --module=jit_mlp_loss");
+  Result passes = RunHlowb("passes " + Sample("dump") + " --module=jit_train_step");
   ASSERT_EQ(passes.exit_code, 0) << passes.out;
-  EXPECT_NE(passes.out.find("2 of 4 passes changed the module"), std::string::npos) << passes.out;
-  EXPECT_NE(passes.out.find("* 0002 optimization: cse  changed  39 instructions (-1)"),
+  EXPECT_NE(passes.out.find("5 of 11 passes changed the module"), std::string::npos) << passes.out;
+  EXPECT_NE(passes.out.find("* 0002 simplification: cse  changed  81 instructions (-7)"),
             std::string::npos) << passes.out;
-  EXPECT_NE(passes.out.find("  0001 optimization: algsimp  unchanged"), std::string::npos);
+  EXPECT_NE(passes.out.find("  0003 simplification: dce  unchanged"), std::string::npos);
 
-  Result diff = RunHlowb("diff " + Sample("dump") + ":1:2 " + Sample("dump") + ":1:3");
+  Result diff = RunHlowb("diff " + Sample("dump") + ":1:6 " + Sample("dump") + ":1:7");
   ASSERT_EQ(diff.exit_code, 0) << diff.out;
-  EXPECT_NE(diff.out.find("- exponential.1 exponential [fused into fusion.2]"), std::string::npos)
+  EXPECT_NE(diff.out.find("- maximum.16 maximum [fused into loop_maximum_fusion]"), std::string::npos)
       << diff.out;
   Result unified = RunHlowb("diff " + Sample("dump") + ":1:before " + Sample("dump") +
                        ":1:after --format=unified");
-  EXPECT_NE(unified.out.find("+fusion.2 = f32[8,4]{1,0} fusion(dot.2, broadcast.3)"),
+  EXPECT_NE(unified.out.find("+loop_maximum_fusion = f32[8,32]{1,0} fusion(dot.8, Arg_0.1)"),
             std::string::npos)
       << unified.out;
   EXPECT_EQ(RunHlowb("diff " + Sample("dump") + ":1:99 " + Sample("sample.hlo")).exit_code, 1);
 
-  Result trace = RunHlowb("trace " + Sample("dump") + " --module=1 --instruction=constant.4");
+  Result trace = RunHlowb("trace " + Sample("dump") + " --module=1 --instruction=constant.31");
   ASSERT_EQ(trace.exit_code, 0) << trace.out;
-  EXPECT_NE(trace.out.find("0002 optimization: cse  -  removed"), std::string::npos) << trace.out;
-  Result created = RunHlowb("trace " + Sample("dump") + " --module=1 --instruction=fusion.2 --step=after");
-  EXPECT_NE(created.out.find("0003 optimization: fusion  fusion.2  created"), std::string::npos)
+  EXPECT_NE(trace.out.find("0002 simplification: cse  -  removed"), std::string::npos) << trace.out;
+  Result created = RunHlowb("trace " + Sample("dump") + " --module=1 --instruction=loop_maximum_fusion --step=after");
+  EXPECT_NE(created.out.find("0007 fusion: priority-fusion  loop_maximum_fusion  created"), std::string::npos)
       << created.out;
 }
 

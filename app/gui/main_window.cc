@@ -1,0 +1,1212 @@
+#include "app/gui/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QKeySequence>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTableView>
+#include <QToolBar>
+#include <QToolButton>
+#include <QUrl>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <set>
+
+#include "viewer/graph/graph_view.h"
+#include "viewer/models/models.h"
+#include "viewer/text/hlo_text_view.h"
+#include "viewer/widgets/properties_panel.h"
+
+namespace hlowb::gui {
+namespace {
+
+constexpr int kMaxRecent = 10;
+constexpr char kRecentKey[] = "recentFiles";
+
+QString Q(const std::string& s) { return QString::fromStdString(s); }
+
+// Sorts by the models' numeric sort key where they give one, else by the display text.
+class ModulesProxy : public QSortFilterProxyModel {
+ public:
+  using QSortFilterProxyModel::QSortFilterProxyModel;
+
+ protected:
+  bool lessThan(const QModelIndex& a, const QModelIndex& b) const override {
+    QVariant ka = a.data(viewer::kSortRole);
+    QVariant kb = b.data(viewer::kSortRole);
+    if (ka.isValid() && kb.isValid()) {
+      return QVariant::compare(ka, kb) == QPartialOrdering::Less;
+    }
+    return QSortFilterProxyModel::lessThan(a, b);
+  }
+};
+
+QTableView* MakeTable(QWidget* parent) {
+  auto* view = new QTableView(parent);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setSelectionMode(QAbstractItemView::SingleSelection);
+  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  view->setAlternatingRowColors(true);
+  view->setWordWrap(false);
+  view->verticalHeader()->hide();
+  view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+  view->horizontalHeader()->setStretchLastSection(true);
+  view->horizontalHeader()->setHighlightSections(false);
+  return view;
+}
+
+// Whether `target` is `from` or reachable from it through called computations.
+bool Reaches(const Computation* from, const Computation* target) {
+  if (!from || !target) return false;
+  std::set<const Computation*> seen;
+  std::vector<const Computation*> work = {from};
+  while (!work.empty()) {
+    const Computation* c = work.back();
+    work.pop_back();
+    if (c == target) return true;
+    if (!seen.insert(c).second) continue;
+    for (const Instruction* i : c->instructions()) {
+      for (const Computation* called : i->called_computations()) work.push_back(called);
+    }
+  }
+  return false;
+}
+
+QPalette DarkPalette() {
+  QPalette p;
+  const QColor window(45, 45, 48), base(30, 30, 32), text(220, 220, 220), disabled(127, 127, 127);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, QColor(40, 40, 43));
+  p.setColor(QPalette::ToolTipBase, QColor(60, 60, 64));
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::PlaceholderText, disabled);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, QColor(53, 53, 56));
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::BrightText, QColor(255, 90, 90));
+  p.setColor(QPalette::Light, QColor(70, 70, 74));
+  p.setColor(QPalette::Midlight, QColor(60, 60, 64));
+  p.setColor(QPalette::Mid, QColor(40, 40, 43));
+  p.setColor(QPalette::Dark, QColor(25, 25, 27));
+  p.setColor(QPalette::Shadow, QColor(10, 10, 10));
+  p.setColor(QPalette::Link, QColor(100, 170, 255));
+  p.setColor(QPalette::LinkVisited, QColor(170, 130, 255));
+  p.setColor(QPalette::Highlight, QColor(42, 110, 190));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  for (QPalette::ColorRole role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
+    p.setColor(QPalette::Disabled, role, disabled);
+  }
+  return p;
+}
+
+}  // namespace
+
+void ApplyPalette(const QString& theme) {
+  // A palette with nothing set resolves to the platform's, which tells light from dark.
+  QApplication::setPalette(QPalette());
+  const QPalette system = QApplication::palette();
+  const bool dark = theme == QLatin1String("dark") ||
+                    (theme != QLatin1String("light") &&
+                     system.color(QPalette::Window).lightness() < 128);
+  QApplication::setPalette(dark ? DarkPalette() : QApplication::style()->standardPalette());
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setObjectName(QStringLiteral("MainWindow"));
+  setWindowTitle(tr("HLO Workbench"));
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+
+  loader_ = new Loader(this);
+  graph_ = new viewer::GraphView;
+  graph_->setObjectName(QStringLiteral("graphView"));
+  text_ = new viewer::HloTextView;
+  text_->setObjectName(QStringLiteral("textView"));
+  splitter_ = new QSplitter(Qt::Horizontal);
+  splitter_->setObjectName(QStringLiteral("centralSplitter"));
+  splitter_->addWidget(graph_);
+  splitter_->addWidget(text_);
+  splitter_->setStretchFactor(0, 3);
+  splitter_->setStretchFactor(1, 2);
+  splitter_->setChildrenCollapsible(false);
+  setCentralWidget(splitter_);
+
+  BuildDocks();
+  BuildActions();
+  BuildStatusBar();
+
+  connect(loader_, &Loader::progress, this, [this](qint64 done, qint64 total, const QString& what) {
+    progress_->setRange(0, total > 0 ? static_cast<int>(total) : 0);
+    progress_->setValue(static_cast<int>(std::min<qint64>(done, std::max<qint64>(total, 0))));
+    progress_->setToolTip(what);
+    progress_->setFormat(total > 0 ? tr("%v/%m states") : QString());
+  });
+  connect(loader_, &Loader::busyChanged, this, [this](bool busy) {
+    progress_->setVisible(busy);
+    cancel_->setVisible(busy);
+    CheckIdle();
+  });
+  connect(loader_, &Loader::indexReady, this, &MainWindow::OnIndexReady);
+  connect(loader_, &Loader::indexFailed, this, &MainWindow::OnIndexFailed);
+  connect(loader_, &Loader::fileOpened, this, &MainWindow::OnFileOpened);
+  connect(loader_, &Loader::stateLoaded, this, &MainWindow::OnStateLoaded);
+  connect(loader_, &Loader::statesFinished, this, [this](bool cancelled) {
+    if (cancelled) statusBar()->showMessage(tr("Loading cancelled"), 5000);
+    timeline_view_->resizeColumnsToContents();
+    emit statesLoaded();
+    CheckIdle();
+  });
+
+  connect(graph_, &viewer::GraphView::instructionSelected, this, &MainWindow::OnGraphSelected);
+  connect(graph_, &viewer::GraphView::layoutFinished, this, [this](int, double) {
+    if (pending_graph_select_ && !graph_->IsLayoutRunning() &&
+        graph_->computation() == computation_) {
+      const Instruction* select = pending_graph_select_;
+      pending_graph_select_ = nullptr;
+      syncing_ = true;
+      graph_->SelectInstruction(select);
+      syncing_ = false;
+    }
+    CheckIdle();
+  });
+  connect(graph_, &viewer::GraphView::layoutFailed, this, [this](const QString& message) {
+    pending_graph_select_ = nullptr;
+    statusBar()->showMessage(tr("Layout failed: %1").arg(message), 10000);
+    CheckIdle();
+  });
+  connect(graph_, &viewer::GraphView::statusMessage, this,
+          [this](const QString& message) { statusBar()->showMessage(message, 5000); });
+  connect(text_, &viewer::HloTextView::instructionActivated, this, &MainWindow::OnTextActivated);
+  connect(text_, &viewer::HloTextView::computationActivated, this,
+          [this](const hlowb::Computation* computation) {
+            if (syncing_ || !computation || !module_) return;
+            computation_name_ = Q(computation->name());
+            const Instruction* keep = nullptr;
+            if (!selected_name_.isEmpty()) {
+              keep = computation->FindInstruction(selected_name_.toStdString());
+            }
+            ShowComputation(computation, keep);
+          });
+  connect(properties_, &viewer::PropertiesPanel::instructionActivated, this,
+          &MainWindow::OnPropertiesActivated);
+
+  RestoreSettings();
+  if (qobject_cast<QApplication*>(QCoreApplication::instance())) ApplyPalette(theme_);
+  UpdateTitle();
+}
+
+MainWindow::~MainWindow() {
+  // Stop the workers before the views (and the modules they show) go away.
+  delete loader_;
+  loader_ = nullptr;
+}
+
+void MainWindow::BuildDocks() {
+  // Modules.
+  auto* modules_widget = new QWidget;
+  auto* modules_layout = new QVBoxLayout(modules_widget);
+  modules_layout->setContentsMargins(2, 2, 2, 2);
+  modules_layout->setSpacing(2);
+  modules_filter_ = new QLineEdit;
+  modules_filter_->setObjectName(QStringLiteral("modulesFilter"));
+  modules_filter_->setPlaceholderText(tr("Filter modules"));
+  modules_filter_->setClearButtonEnabled(true);
+  modules_model_ = new viewer::ModulesModel(this);
+  modules_proxy_ = new ModulesProxy(this);
+  modules_proxy_->setSourceModel(modules_model_);
+  modules_proxy_->setFilterKeyColumn(-1);
+  modules_proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  modules_proxy_->setSortCaseSensitivity(Qt::CaseInsensitive);
+  modules_view_ = MakeTable(modules_widget);
+  modules_view_->setObjectName(QStringLiteral("modulesView"));
+  modules_view_->setModel(modules_proxy_);
+  modules_view_->setSortingEnabled(true);
+  modules_view_->sortByColumn(viewer::ModulesModel::kId, Qt::AscendingOrder);
+  modules_layout->addWidget(modules_filter_);
+  modules_layout->addWidget(modules_view_);
+  connect(modules_filter_, &QLineEdit::textChanged, modules_proxy_,
+          &QSortFilterProxyModel::setFilterFixedString);
+  connect(modules_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { OnModuleActivated(current); });
+
+  // Pass timeline.
+  auto* timeline_widget = new QWidget;
+  auto* timeline_layout = new QVBoxLayout(timeline_widget);
+  timeline_layout->setContentsMargins(2, 2, 2, 2);
+  timeline_layout->setSpacing(2);
+  hide_unchanged_ = new QCheckBox(tr("Hide unchanged passes"));
+  hide_unchanged_->setObjectName(QStringLiteral("hideUnchanged"));
+  timeline_model_ = new viewer::TimelineModel(this);
+  timeline_filter_ = new viewer::TimelineFilterModel(this);
+  timeline_filter_->setSourceModel(timeline_model_);
+  timeline_view_ = MakeTable(timeline_widget);
+  timeline_view_->setObjectName(QStringLiteral("timelineView"));
+  timeline_view_->setModel(timeline_filter_);
+  timeline_view_->setToolTip(tr("Up/Down steps through the passes; bold passes changed the "
+                                "module, dimmed ones did not"));
+  timeline_layout->addWidget(hide_unchanged_);
+  timeline_layout->addWidget(timeline_view_);
+  connect(hide_unchanged_, &QCheckBox::toggled, this, [this](bool hide) {
+    timeline_filter_->SetHideUnchanged(hide);
+    QSettings().setValue(QStringLiteral("view/hideUnchanged"), hide);
+    // Keep the shown state visible and current when possible.
+    if (shown_row_ >= 0) SelectTimelineRow(shown_row_);
+  });
+  connect(timeline_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { OnTimelineCurrentChanged(current); });
+
+  // Computations of the current state.
+  computations_model_ = new viewer::ComputationsModel(this);
+  computations_view_ = MakeTable(nullptr);
+  computations_view_->setObjectName(QStringLiteral("computationsView"));
+  computations_view_->setModel(computations_model_);
+  connect(computations_view_, &QTableView::activated, this, &MainWindow::OnComputationActivated);
+  connect(computations_view_, &QTableView::clicked, this, &MainWindow::OnComputationActivated);
+
+  properties_ = new viewer::PropertiesPanel;
+  properties_->setObjectName(QStringLiteral("propertiesPanel"));
+
+  auto dock = [this](const QString& title, const QString& name, QWidget* widget,
+                     Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(name);
+    d->setWidget(widget);
+    addDockWidget(area, d);
+    return d;
+  };
+  QDockWidget* modules = dock(tr("Modules"), QStringLiteral("modulesDock"), modules_widget,
+                              Qt::LeftDockWidgetArea);
+  QDockWidget* timeline = dock(tr("Pass Timeline"), QStringLiteral("timelineDock"),
+                               timeline_widget, Qt::LeftDockWidgetArea);
+  QDockWidget* computations = dock(tr("Computations"), QStringLiteral("computationsDock"),
+                                   computations_view_, Qt::RightDockWidgetArea);
+  QDockWidget* properties = dock(tr("Properties"), QStringLiteral("propertiesDock"), properties_,
+                                 Qt::RightDockWidgetArea);
+  splitDockWidget(modules, timeline, Qt::Vertical);
+  splitDockWidget(computations, properties, Qt::Vertical);
+  resizeDocks({modules, timeline}, {1, 2}, Qt::Vertical);
+  resizeDocks({computations, properties}, {1, 2}, Qt::Vertical);
+  resizeDocks({modules, computations}, {330, 330}, Qt::Horizontal);
+  view_menu_ = new QMenu(tr("&View"), this);
+  for (QDockWidget* d : {modules, timeline, computations, properties}) {
+    view_menu_->addAction(d->toggleViewAction());
+  }
+}
+
+void MainWindow::BuildActions() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open_file = file->addAction(tr("&Open File…"), this, [this] {
+    QSettings settings;
+    QString dir = settings.value(QStringLiteral("lastOpenDir")).toString();
+    QString path = QFileDialog::getOpenFileName(
+        this, tr("Open HLO File"), dir,
+        tr("HLO files (*.txt *.hlo *.pb *.pbtxt *.textproto *.gz);;All files (*)"));
+    if (path.isEmpty()) return;
+    settings.setValue(QStringLiteral("lastOpenDir"), QFileInfo(path).absolutePath());
+    OpenPath(path);
+  });
+  open_file->setShortcut(QKeySequence::Open);
+  open_file->setIcon(style()->standardIcon(QStyle::SP_DialogOpenButton));
+  QAction* open_dir = file->addAction(tr("Open &Dump Directory…"), this, [this] {
+    QSettings settings;
+    QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Open Dump Directory"), settings.value(QStringLiteral("lastOpenDir")).toString());
+    if (dir.isEmpty()) return;
+    settings.setValue(QStringLiteral("lastOpenDir"), dir);
+    OpenPath(dir);
+  });
+  open_dir->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+  open_dir->setIcon(style()->standardIcon(QStyle::SP_DirOpenIcon));
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  RebuildRecentMenu();
+  file->addSeparator();
+  file->addAction(tr("Export View as &SVG…"), this,
+                  [this] { ExportWithDialog(QStringLiteral("svg"), tr("SVG (*.svg)")); });
+  file->addAction(tr("Export View as &PNG…"), this,
+                  [this] { ExportWithDialog(QStringLiteral("png"), tr("PNG (*.png)")); });
+  file->addAction(tr("Export View as &DOT…"), this,
+                  [this] { ExportWithDialog(QStringLiteral("dot"), tr("Graphviz (*.dot)")); });
+  file->addSeparator();
+  QAction* cancel = file->addAction(tr("&Cancel Loading"), this, [this] { CancelLoading(); });
+  cancel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+  quit->setMenuRole(QAction::QuitRole);
+
+  // View: docks, timeline filter, graph controls, theme.
+  menuBar()->addMenu(view_menu_);
+  view_menu_->addSeparator();
+  QAction* hide = view_menu_->addAction(tr("&Hide Unchanged Passes"));
+  hide->setCheckable(true);
+  connect(hide, &QAction::toggled, hide_unchanged_, &QCheckBox::setChecked);
+  connect(hide_unchanged_, &QCheckBox::toggled, hide, &QAction::setChecked);
+  view_menu_->addSeparator();
+  QAction* zoom_in = view_menu_->addAction(tr("Zoom &In"), this, [this] { graph_->ZoomIn(); });
+  zoom_in->setShortcut(QKeySequence::ZoomIn);
+  QAction* zoom_out = view_menu_->addAction(tr("Zoom &Out"), this, [this] { graph_->ZoomOut(); });
+  zoom_out->setShortcut(QKeySequence::ZoomOut);
+  QAction* fit = view_menu_->addAction(tr("&Fit to Window"), this, [this] { graph_->FitToView(); });
+  fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  QAction* whole = view_menu_->addAction(tr("Show &Whole Graph"), this,
+                                         [this] { graph_->ShowWholeGraph(); });
+  view_menu_->addSeparator();
+  QMenu* theme = view_menu_->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(this);
+  const char* names[3] = {"system", "light", "dark"};
+  const QString labels[3] = {tr("Follow &System"), tr("&Light"), tr("&Dark")};
+  for (int i = 0; i < 3; ++i) {
+    QAction* a = theme->addAction(labels[i]);
+    a->setCheckable(true);
+    a->setData(QString::fromLatin1(names[i]));
+    themes->addAction(a);
+    theme_actions_[i] = a;
+    connect(a, &QAction::triggered, this, [this, a] {
+      theme_ = a->data().toString();
+      QSettings().setValue(QStringLiteral("view/theme"), theme_);
+      ApplyTheme();
+    });
+  }
+
+  // Navigate: search and passes.
+  QMenu* nav = menuBar()->addMenu(tr("&Navigate"));
+  QAction* find = nav->addAction(tr("&Find…"), this, [this] { ShowSearchBar(); });
+  find->setShortcut(QKeySequence::Find);
+  QAction* next = nav->addAction(tr("Find &Next"), this,
+                                 [this] { Find(search_edit_->text(), false); });
+  next->setShortcut(QKeySequence::FindNext);
+  QAction* previous = nav->addAction(tr("Find &Previous"), this,
+                                     [this] { Find(search_edit_->text(), true); });
+  previous->setShortcut(QKeySequence::FindPrevious);
+  nav->addSeparator();
+  auto step = [this](int delta) {
+    QModelIndex current = timeline_view_->currentIndex();
+    int row = current.isValid() ? current.row() + delta : 0;
+    if (row < 0 || row >= timeline_filter_->rowCount()) return;
+    timeline_view_->setCurrentIndex(timeline_filter_->index(row, 0));
+  };
+  QAction* prev_pass = nav->addAction(tr("P&revious Pass"), this, [step] { step(-1); });
+  prev_pass->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+  QAction* next_pass = nav->addAction(tr("N&ext Pass"), this, [step] { step(1); });
+  next_pass->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About HLO Workbench"), this, [this] {
+    QMessageBox::about(this, tr("About HLO Workbench"),
+                       tr("<b>HLO Workbench</b> %1<br>Browse XLA HLO modules, dump directories "
+                          "and compiler passes as graphs and text.")
+                           .arg(QCoreApplication::applicationVersion()));
+  });
+
+  // Toolbar: open, graph controls, neighborhood radius.
+  QToolBar* tools = addToolBar(tr("Main"));
+  tools->setObjectName(QStringLiteral("mainToolbar"));
+  tools->addAction(open_file);
+  tools->addAction(open_dir);
+  tools->addSeparator();
+  tools->addAction(zoom_in);
+  tools->addAction(zoom_out);
+  tools->addAction(fit);
+  tools->addAction(whole);
+  tools->addSeparator();
+  tools->addWidget(new QLabel(tr(" Neighborhood radius ")));
+  radius_ = new QSpinBox;
+  radius_->setObjectName(QStringLiteral("neighborhoodRadius"));
+  radius_->setRange(1, 50);
+  radius_->setValue(3);
+  radius_->setToolTip(tr("Large graphs show the nodes within this many edges of the selection"));
+  tools->addWidget(radius_);
+  connect(radius_, qOverload<int>(&QSpinBox::valueChanged), this, [this](int radius) {
+    graph_->SetNeighborhoodRadius(radius);
+    QSettings().setValue(QStringLiteral("view/neighborhoodRadius"), radius);
+  });
+
+  // Search bar (Ctrl+F shows it; Enter and F3 go to the next match, Shift+F3 the previous).
+  search_bar_ = new QToolBar(tr("Find"));
+  search_bar_->setObjectName(QStringLiteral("findToolbar"));
+  addToolBar(Qt::BottomToolBarArea, search_bar_);
+  search_edit_ = new QLineEdit;
+  search_edit_->setObjectName(QStringLiteral("searchEdit"));
+  search_edit_->setPlaceholderText(tr("Find by name, opcode, op_name or op_type"));
+  search_edit_->setClearButtonEnabled(true);
+  search_edit_->setMaximumWidth(420);
+  search_bar_->addWidget(new QLabel(tr(" Find: ")));
+  search_bar_->addWidget(search_edit_);
+  search_bar_->addAction(style()->standardIcon(QStyle::SP_ArrowUp), tr("Previous"), this,
+                         [this] { Find(search_edit_->text(), true); });
+  search_bar_->addAction(style()->standardIcon(QStyle::SP_ArrowDown), tr("Next"), this,
+                         [this] { Find(search_edit_->text(), false); });
+  QAction* close_find = search_bar_->addAction(style()->standardIcon(QStyle::SP_DialogCloseButton),
+                                               tr("Close"), search_bar_, &QWidget::hide);
+  close_find->setShortcut(QKeySequence(Qt::Key_Escape));
+  close_find->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  connect(search_edit_, &QLineEdit::returnPressed, this, [this] {
+    Find(search_edit_->text(), QApplication::keyboardModifiers() & Qt::ShiftModifier);
+  });
+  search_bar_->hide();
+}
+
+void MainWindow::BuildStatusBar() {
+  state_label_ = new QLabel;
+  state_label_->setObjectName(QStringLiteral("stateLabel"));
+  statusBar()->addPermanentWidget(state_label_);
+  progress_ = new QProgressBar;
+  progress_->setObjectName(QStringLiteral("loadProgress"));
+  progress_->setMaximumWidth(220);
+  progress_->setTextVisible(true);
+  progress_->hide();
+  statusBar()->addPermanentWidget(progress_);
+  cancel_ = new QToolButton;
+  cancel_->setObjectName(QStringLiteral("cancelLoading"));
+  cancel_->setText(tr("Cancel"));
+  cancel_->setToolTip(tr("Stop loading (what is loaded stays browsable)"));
+  cancel_->setAutoRaise(true);
+  cancel_->hide();
+  connect(cancel_, &QToolButton::clicked, this, [this] { CancelLoading(); });
+  statusBar()->addPermanentWidget(cancel_);
+}
+
+void MainWindow::RestoreSettings() {
+  QSettings settings;
+  if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
+    resize(1440, 900);
+  }
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
+  if (splitter_->sizes().value(0) == 0 || splitter_->sizes().value(1) == 0) {
+    splitter_->setSizes({600, 400});
+  }
+  hide_unchanged_->setChecked(settings.value(QStringLiteral("view/hideUnchanged"), false).toBool());
+  timeline_filter_->SetHideUnchanged(hide_unchanged_->isChecked());
+  radius_->setValue(settings.value(QStringLiteral("view/neighborhoodRadius"), 3).toInt());
+  graph_->SetNeighborhoodRadius(radius_->value());
+  theme_ = settings.value(QStringLiteral("view/theme"), QStringLiteral("system")).toString();
+  for (QAction* a : theme_actions_) a->setChecked(a->data().toString() == theme_);
+  search_bar_->hide();
+}
+
+void MainWindow::SaveSettings() {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("window/splitter"), splitter_->saveState());
+  settings.setValue(QStringLiteral("view/hideUnchanged"), hide_unchanged_->isChecked());
+  settings.setValue(QStringLiteral("view/neighborhoodRadius"), radius_->value());
+  settings.setValue(QStringLiteral("view/theme"), theme_);
+}
+
+void MainWindow::ApplyTheme() {
+  for (QAction* a : theme_actions_) a->setChecked(a->data().toString() == theme_);
+  ApplyPalette(theme_);
+}
+
+QStringList MainWindow::recent_files() const {
+  return QSettings().value(QLatin1String(kRecentKey)).toStringList();
+}
+
+void MainWindow::AddRecent(const QString& path) {
+  QStringList recent = recent_files();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  QSettings().setValue(QLatin1String(kRecentKey), recent);
+  RebuildRecentMenu();
+}
+
+void MainWindow::RebuildRecentMenu() {
+  recent_menu_->clear();
+  const QStringList recent = recent_files();
+  for (int i = 0; i < recent.size(); ++i) {
+    const QString path = recent[i];
+    QString label = QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName());
+    QAction* a = recent_menu_->addAction(label, this, [this, path] { OpenPath(path); });
+    a->setToolTip(path);
+    a->setStatusTip(path);
+  }
+  if (!recent.isEmpty()) {
+    recent_menu_->addSeparator();
+    recent_menu_->addAction(tr("Clear List"), this, [this] {
+      QSettings().remove(QLatin1String(kRecentKey));
+      RebuildRecentMenu();
+    });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  SaveSettings();
+  loader_->Cancel();
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const QMimeData* mime = event->mimeData();
+  if (mime->hasUrls() && !mime->urls().isEmpty() && mime->urls().first().isLocalFile()) {
+    event->acceptProposedAction();
+  }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QList<QUrl> urls = event->mimeData()->urls();
+  if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+  event->acceptProposedAction();
+  OpenPath(urls.first().toLocalFile());
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::ThemeChange && theme_ == QLatin1String("system")) {
+    ApplyPalette(theme_);
+  }
+  QMainWindow::changeEvent(event);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening
+
+void MainWindow::Open(const OpenRequest& request) {
+  QFileInfo info(request.path);
+  if (request.path.isEmpty() || !info.exists()) {
+    const QString message = tr("%1: no such file or directory").arg(request.path);
+    statusBar()->showMessage(message, 10000);
+    emit openFailed(message);
+    return;
+  }
+  loader_->Cancel();
+  // Forget what was shown; views first, while the modules they show are still alive.
+  pending_graph_select_ = nullptr;
+  properties_->Clear();
+  graph_->Clear();
+  text_->Clear();
+  computations_model_->SetModule(nullptr);
+  timeline_model_->SetEntries({});
+  modules_model_->SetIndex(nullptr);
+  session_.reset();
+  module_index_ = -1;
+  states_.clear();
+  rows_.clear();
+  wanted_row_ = shown_row_ = -1;
+  waiting_for_state_ = false;
+  module_.reset();
+  computation_ = nullptr;
+  computation_name_.clear();
+  selected_name_.clear();
+
+  current_path_ = info.absoluteFilePath();
+  pending_request_ = request;
+  pending_request_.path = current_path_;
+  was_busy_ = true;
+  if (info.isDir()) {
+    loader_->IndexDirectory(current_path_);
+  } else {
+    loader_->OpenFile(current_path_);
+  }
+  AddRecent(current_path_);
+  UpdateTitle();
+  UpdateStateLabel();
+  statusBar()->showMessage(tr("Opening %1…").arg(current_path_));
+}
+
+void MainWindow::CancelLoading() {
+  const bool had_index = session_ != nullptr;
+  loader_->Cancel();
+  waiting_for_state_ = false;
+  if (!had_index && !module_) statusBar()->showMessage(tr("Opening cancelled"), 5000);
+  // The loader's workers finish their current file and stop; busyChanged follows.
+  CheckIdle();
+}
+
+void MainWindow::OnIndexReady(std::shared_ptr<DumpSession> session) {
+  session_ = std::move(session);
+  const DumpIndex& index = session_->index();
+  modules_model_->SetIndex(std::shared_ptr<const DumpIndex>(session_, &index));
+  modules_view_->resizeColumnsToContents();
+  statusBar()->showMessage(tr("%1: %n module(s), %2 files", "", static_cast<int>(index.modules.size()))
+                               .arg(current_path_)
+                               .arg(index.files.size()),
+                           5000);
+  emit indexLoaded(true);
+  if (index.modules.empty()) {
+    statusBar()->showMessage(tr("%1 holds no HLO module dumps").arg(current_path_), 10000);
+    CheckIdle();
+    return;
+  }
+  int chosen = 0;
+  if (!pending_request_.module.isEmpty()) {
+    const DumpModule* m = index.FindModule(pending_request_.module.toStdString());
+    if (m) {
+      chosen = static_cast<int>(m - index.modules.data());
+    } else {
+      statusBar()->showMessage(tr("No module '%1'; showing the first").arg(pending_request_.module),
+                               10000);
+    }
+  }
+  pending_request_.module.clear();
+  ChooseModule(chosen);
+}
+
+void MainWindow::OnIndexFailed(const QString& dir, const QString& message) {
+  const QString text = tr("Cannot index %1: %2").arg(dir, message);
+  statusBar()->showMessage(text, 10000);
+  text_->SetErrorText(text, 1, 1, message);
+  emit indexLoaded(false);
+  emit openFailed(text);
+  CheckIdle();
+}
+
+void MainWindow::OnFileOpened(const FileResult& result) {
+  if (result.status.ok()) {
+    if (!pending_request_.select.isEmpty()) selected_name_ = pending_request_.select;
+    pending_request_.select.clear();
+    ShowModule(result.module, -1);
+    QString message = tr("Opened %1 (%2)").arg(QFileInfo(result.path).fileName(), result.format);
+    if (!result.warnings.isEmpty()) message += QStringLiteral(" — ") + result.warnings.join("; ");
+    statusBar()->showMessage(message, 10000);
+  } else {
+    const QString diagnostic = Q(std::string(result.status.message()));
+    ShowError(result.path, result.raw_text, diagnostic);
+    emit stateShown(-1);
+    emit openFailed(diagnostic);
+  }
+  CheckIdle();
+}
+
+bool MainWindow::SelectModule(const QString& id_or_name) {
+  if (!session_) return false;
+  const DumpIndex& index = session_->index();
+  const DumpModule* m = index.FindModule(id_or_name.toStdString());
+  if (!m) return false;
+  ChooseModule(static_cast<int>(m - index.modules.data()));
+  return true;
+}
+
+void MainWindow::OnModuleActivated(const QModelIndex& proxy_index) {
+  if (syncing_ || !session_ || !proxy_index.isValid()) return;
+  const DumpModule* m = modules_model_->ModuleAt(modules_proxy_->mapToSource(proxy_index).row());
+  if (!m) return;
+  int i = static_cast<int>(m - session_->index().modules.data());
+  if (i != module_index_) ChooseModule(i);
+}
+
+void MainWindow::ChooseModule(int module_index) {
+  const DumpIndex& index = session_->index();
+  if (module_index < 0 || module_index >= static_cast<int>(index.modules.size())) return;
+  const DumpModule& m = index.modules[module_index];
+  module_index_ = module_index;
+
+  // Reflect the choice in the modules view.
+  syncing_ = true;
+  for (int r = 0; r < modules_model_->rowCount(); ++r) {
+    if (modules_model_->ModuleAt(r) == &m) {
+      QModelIndex p = modules_proxy_->mapFromSource(
+          static_cast<QAbstractItemModel*>(modules_model_)->index(r, 0));
+      if (p.isValid()) {
+        modules_view_->setCurrentIndex(p);
+        modules_view_->scrollTo(p);
+      }
+      break;
+    }
+  }
+  syncing_ = false;
+
+  pending_graph_select_ = nullptr;
+  properties_->Clear();
+  graph_->Clear();
+  text_->Clear();
+  computations_model_->SetModule(nullptr);
+  module_.reset();
+  computation_ = nullptr;
+  computation_name_.clear();
+  selected_name_.clear();
+  shown_row_ = -1;
+
+  states_ = m.name.empty() ? m.states : index.StatesForName(m.name);
+  rows_.assign(states_.size(), RowState{});
+  std::vector<viewer::TimelineEntry> entries;
+  entries.reserve(states_.size());
+  for (const DumpState& s : states_) {
+    viewer::TimelineEntry e;
+    e.state = s;
+    entries.push_back(std::move(e));
+  }
+  syncing_ = true;
+  timeline_model_->SetEntries(std::move(entries));
+  timeline_view_->resizeColumnsToContents();
+  syncing_ = false;
+
+  int row = 0;
+  if (!pending_request_.step.isEmpty()) {
+    const int found = FindStepRow(pending_request_.step);
+    if (found < 0) {
+      statusBar()->showMessage(tr("No state '%1'; showing the first").arg(pending_request_.step),
+                               10000);
+    } else {
+      row = found;
+    }
+    pending_request_.step.clear();
+  }
+  if (!pending_request_.select.isEmpty()) {
+    selected_name_ = pending_request_.select;
+    pending_request_.select.clear();
+  }
+  std::vector<int> order = {row};
+  for (int r = 0; r < static_cast<int>(states_.size()); ++r) {
+    if (r != row) order.push_back(r);
+  }
+  wanted_row_ = row;
+  waiting_for_state_ = true;
+  loader_->LoadStates(session_, states_, order);
+  SelectTimelineRow(row);
+  UpdateTitle();
+}
+
+int MainWindow::FindStepRow(const QString& step) const {
+  int found = -1;
+  bool numeric = false;
+  const qlonglong number = step.toLongLong(&numeric);
+  for (int r = 0; r < static_cast<int>(states_.size()); ++r) {
+    const DumpState& s = states_[r];
+    if ((numeric && s.stage == StageKind::kPassStep && s.step == number) ||
+        (step == QLatin1String("before") && s.stage == StageKind::kBeforeOptimizations) ||
+        (step == QLatin1String("after") && s.stage == StageKind::kAfterOptimizations) ||
+        (!numeric && Q(s.pass) == step) || Q(s.label) == step) {
+      found = r;
+      if (step != QLatin1String("after")) break;  // "after": the last after_optimizations
+    }
+  }
+  return found;
+}
+
+bool MainWindow::SelectStep(const QString& step) {
+  if (!session_ || module_index_ < 0) return false;
+  const int row = FindStepRow(step);
+  if (row < 0) return false;
+  SelectTimelineRow(row);
+  return true;
+}
+
+void MainWindow::SelectTimelineRow(int row) {
+  QModelIndex proxy = timeline_filter_->mapFromSource(timeline_model_->index(row, 0));
+  if (proxy.isValid()) {
+    syncing_ = true;
+    timeline_view_->setCurrentIndex(proxy);
+    timeline_view_->scrollTo(proxy);
+    syncing_ = false;
+  }
+  ShowState(row);
+}
+
+void MainWindow::OnTimelineCurrentChanged(const QModelIndex& current) {
+  if (syncing_ || !current.isValid()) return;
+  ShowState(timeline_filter_->mapToSource(current).row());
+}
+
+void MainWindow::ShowState(int row) {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return;
+  wanted_row_ = row;
+  const RowState& rs = rows_[row];
+  if (waiting_for_state_ && (rs.module || rs.failed)) statusBar()->clearMessage();  // "Loading…"
+  if (rs.module) {
+    waiting_for_state_ = false;
+    if (row != shown_row_ || rs.module != module_) ShowModule(rs.module, row);
+  } else if (rs.failed) {
+    waiting_for_state_ = false;
+    const DumpIndex& index = session_->index();
+    const int file = states_[row].file();
+    QString path = file >= 0 ? Q(index.root + "/" + index.files[file].path) : QString();
+    shown_row_ = row;
+    ShowError(path, rs.raw_text, rs.error);
+    emit stateShown(row);
+  } else {
+    waiting_for_state_ = true;
+    statusBar()->showMessage(tr("Loading %1…").arg(Q(states_[row].label)));
+    loader_->RequestState(row);
+  }
+  UpdateTitle();
+  UpdateStateLabel();
+  CheckIdle();
+}
+
+void MainWindow::OnStateLoaded(const StateResult& result) {
+  if (result.row < 0 || result.row >= static_cast<int>(rows_.size())) return;
+  if (absl::IsCancelled(result.status)) return;  // not loaded; asked for again when needed
+  RowState& rs = rows_[result.row];
+  if (result.status.ok()) {
+    rs.module = result.module;
+    rs.fingerprint = result.fingerprint;
+    rs.failed = false;
+  } else {
+    rs.failed = true;
+    rs.error = Q(std::string(result.status.message()));
+    rs.raw_text = result.raw_text;
+  }
+  RecomputeTimeline();
+  if (result.row == wanted_row_ && (waiting_for_state_ || shown_row_ != wanted_row_)) {
+    ShowState(result.row);
+  }
+  TrimStates();
+  CheckIdle();
+}
+
+int MainWindow::KeptStateCount() const {
+  int n = 0;
+  for (const RowState& rs : rows_) n += rs.module != nullptr;
+  return n;
+}
+
+void MainWindow::TrimStates() {
+  if (!session_) return;
+  const DumpIndex& index = session_->index();
+  auto bytes = [&](int r) -> uint64_t {
+    const int f = states_[r].file();
+    return f >= 0 && f < static_cast<int>(index.files.size()) ? index.files[f].size : 0;
+  };
+  // The shown and wanted states and their neighbours always stay (stepping stays instant).
+  std::vector<bool> pinned(rows_.size(), false);
+  for (int center : {shown_row_, wanted_row_}) {
+    for (int r = center - 2; r <= center + 2; ++r) {
+      if (center >= 0 && r >= 0 && r < static_cast<int>(rows_.size())) pinned[r] = true;
+    }
+  }
+  std::vector<int> others;
+  for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
+    if (rows_[r].module && !pinned[r]) others.push_back(r);
+  }
+  std::sort(others.begin(), others.end(),
+            [&](int a, int b) { return rows_[a].last_used > rows_[b].last_used; });
+  uint64_t kept = 0;
+  for (int r : others) {
+    if (kept + bytes(r) <= state_budget_) {
+      kept += bytes(r);
+    } else {
+      rows_[r].module.reset();  // the fingerprint stays; parsed again when shown
+    }
+  }
+}
+
+void MainWindow::RecomputeTimeline() {
+  // Rows may disappear from the filter as they turn out unchanged; that must not move the
+  // views to another state, so the view's current row is restored afterwards.
+  const bool was_syncing = syncing_;
+  syncing_ = true;
+  for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
+    const viewer::TimelineEntry* old = timeline_model_->EntryAt(r);
+    if (!old) continue;
+    viewer::TimelineEntry e = *old;
+    const RowState& rs = rows_[r];
+    e.failed = rs.failed;
+    e.changed.reset();
+    e.delta.reset();
+    e.instruction_count.reset();
+    if (rs.fingerprint) {
+      e.instruction_count = rs.fingerprint->instruction_count;
+      // Compare with the nearest earlier state that parsed (failed ones are skipped).
+      int p = r - 1;
+      while (p >= 0 && rows_[p].failed) --p;
+      if (p >= 0 && rows_[p].fingerprint) {
+        e.changed = rs.fingerprint->hash != rows_[p].fingerprint->hash;
+        e.delta = rs.fingerprint->instruction_count - rows_[p].fingerprint->instruction_count;
+      }
+    }
+    if (e.failed != old->failed || e.changed != old->changed || e.delta != old->delta ||
+        e.instruction_count != old->instruction_count) {
+      timeline_model_->UpdateEntry(r, e);
+    }
+  }
+  const int row = wanted_row_ >= 0 ? wanted_row_ : shown_row_;
+  if (row >= 0) {
+    QModelIndex proxy = timeline_filter_->mapFromSource(timeline_model_->index(row, 0));
+    if (proxy.isValid() && timeline_view_->currentIndex().row() != proxy.row()) {
+      timeline_view_->setCurrentIndex(proxy);
+    }
+  }
+  syncing_ = was_syncing;
+}
+
+void MainWindow::ShowModule(std::shared_ptr<const Module> module, int row) {
+  if (!module) return;
+  syncing_ = true;
+  pending_graph_select_ = nullptr;
+  properties_->Clear();
+  module_ = std::move(module);
+  shown_row_ = row;
+  wanted_row_ = row;
+  waiting_for_state_ = false;
+  if (row >= 0 && row < static_cast<int>(rows_.size())) rows_[row].last_used = ++use_clock_;
+  computations_model_->SetModule(module_);
+  text_->SetModule(module_);
+
+  const Computation* computation = nullptr;
+  if (!computation_name_.isEmpty()) {
+    computation = module_->FindComputation(computation_name_.toStdString());
+  }
+  if (!computation) computation = module_->entry();
+  if (!computation && !module_->computations().empty()) {
+    computation = module_->computations().back().get();
+  }
+  const Instruction* select = nullptr;
+  if (!selected_name_.isEmpty()) {
+    const std::string name = selected_name_.toStdString();
+    if (computation) select = computation->FindInstruction(name);
+    for (const auto& c : module_->computations()) {
+      if (select) break;
+      select = c->FindInstruction(name);
+    }
+  }
+  if (select && !Reaches(computation, select->parent())) computation = select->parent();
+  ShowComputation(computation, select);
+  syncing_ = false;
+  TrimStates();
+  UpdateTitle();
+  UpdateStateLabel();
+  emit stateShown(row);
+  CheckIdle();
+}
+
+void MainWindow::ShowComputation(const Computation* computation, const Instruction* select) {
+  const bool was_syncing = syncing_;
+  syncing_ = true;
+  computation_ = computation;
+  pending_graph_select_ = select;
+  if (computation) {
+    graph_->SetComputation(module_, computation);
+  } else {
+    pending_graph_select_ = nullptr;
+    graph_->Clear();
+  }
+  int r = computation ? computations_model_->RowOf(computation) : -1;
+  if (r >= 0) {
+    computations_view_->selectRow(r);
+    computations_view_->scrollTo(computations_model_->index(r, 0));
+  } else {
+    computations_view_->clearSelection();
+  }
+  if (select) {
+    text_->ShowInstruction(select);
+    properties_->SetInstruction(module_, select);
+  } else {
+    if (computation) text_->ShowComputation(computation);
+    properties_->Clear();
+  }
+  syncing_ = was_syncing;
+  UpdateStateLabel();
+}
+
+void MainWindow::ShowError(const QString& path, const QString& raw_text,
+                           const QString& diagnostic) {
+  pending_graph_select_ = nullptr;
+  properties_->Clear();
+  graph_->Clear();
+  computations_model_->SetModule(nullptr);
+  module_.reset();
+  computation_ = nullptr;
+  const ErrorLocation loc = ParseErrorLocation(diagnostic);
+  if (raw_text.isEmpty()) {
+    text_->SetErrorText(diagnostic, 1, 1, loc.message);
+  } else {
+    text_->SetErrorText(raw_text, loc.line, loc.column, loc.message);
+  }
+  const bool located = loc.message != diagnostic.section('\n', 0, 0);
+  statusBar()->showMessage(
+      located ? tr("%1 did not parse: line %2, column %3: %4")
+                    .arg(QFileInfo(path).fileName())
+                    .arg(loc.line)
+                    .arg(loc.column)
+                    .arg(loc.message)
+              : tr("%1 did not parse: %2").arg(QFileInfo(path).fileName(), loc.message),
+      15000);
+  UpdateTitle();
+  UpdateStateLabel();
+}
+
+void MainWindow::OnComputationActivated(const QModelIndex& index) {
+  if (syncing_ || !module_ || !index.isValid()) return;
+  const Computation* computation = computations_model_->ComputationAt(index.row());
+  if (!computation || computation == computation_) return;
+  computation_name_ = Q(computation->name());
+  const Instruction* keep = nullptr;
+  if (!selected_name_.isEmpty()) keep = computation->FindInstruction(selected_name_.toStdString());
+  ShowComputation(computation, keep);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selection, search, export
+
+void MainWindow::OnGraphSelected(const hlowb::Instruction* instruction) {
+  if (syncing_) return;
+  SyncSelection(instruction, false, true, true);
+}
+
+void MainWindow::OnTextActivated(const hlowb::Instruction* instruction) {
+  if (syncing_ || !instruction) return;
+  SyncSelection(instruction, true, false, true);
+}
+
+void MainWindow::OnPropertiesActivated(const hlowb::Instruction* instruction) {
+  if (syncing_ || !instruction) return;
+  SyncSelection(instruction, true, true, true);
+}
+
+void MainWindow::SelectInstruction(const hlowb::Instruction* instruction) {
+  SyncSelection(instruction, true, true, true);
+}
+
+bool MainWindow::SelectInstructionByName(const QString& name) {
+  if (!module_) return false;
+  const std::string n = name.toStdString();
+  const Instruction* found = computation_ ? computation_->FindInstruction(n) : nullptr;
+  for (const auto& c : module_->computations()) {
+    if (found) break;
+    found = c->FindInstruction(n);
+  }
+  if (!found) return false;
+  SelectInstruction(found);
+  return true;
+}
+
+void MainWindow::SyncSelection(const Instruction* instruction, bool graph, bool text,
+                               bool properties) {
+  if (!module_) return;
+  syncing_ = true;
+  selected_name_ = instruction ? Q(instruction->name()) : QString();
+  if (graph) {
+    if (instruction && !Reaches(computation_, instruction->parent())) {
+      // Not drawn in (or inside) the shown computation: show its own computation.
+      ShowComputation(instruction->parent(), instruction);
+    } else if (graph_->IsLayoutRunning()) {
+      pending_graph_select_ = instruction;
+    } else {
+      graph_->SelectInstruction(instruction);
+    }
+  }
+  if (text && instruction) text_->ShowInstruction(instruction);
+  if (properties) {
+    if (instruction) {
+      properties_->SetInstruction(module_, instruction);
+    } else {
+      properties_->Clear();
+    }
+  }
+  syncing_ = false;
+  CheckIdle();
+}
+
+void MainWindow::ShowSearchBar() {
+  search_bar_->show();
+  search_edit_->setFocus(Qt::ShortcutFocusReason);
+  search_edit_->selectAll();
+}
+
+bool MainWindow::Find(const QString& query, bool backwards) {
+  if (query.isEmpty()) {
+    ShowSearchBar();
+    return false;
+  }
+  if (graph_->computation() && graph_->FindNext(query, backwards)) return true;
+  if (text_->Find(query, backwards)) return true;
+  statusBar()->showMessage(tr("No match for '%1'").arg(query), 5000);
+  return false;
+}
+
+absl::Status MainWindow::ExportView(const QString& path) {
+  if (!graph_->computation()) return absl::FailedPreconditionError("no graph is shown");
+  const QString ext = QFileInfo(path).suffix().toLower();
+  if (ext == QLatin1String("svg")) return graph_->ExportSvg(path);
+  if (ext == QLatin1String("png")) return graph_->ExportPng(path);
+  if (ext == QLatin1String("dot") || ext == QLatin1String("gv")) return graph_->ExportDot(path);
+  return absl::InvalidArgumentError("export as .svg, .png or .dot (not '." + ext.toStdString() +
+                                    "')");
+}
+
+void MainWindow::ExportWithDialog(const QString& extension, const QString& filter) {
+  if (!graph_->computation()) {
+    statusBar()->showMessage(tr("Nothing to export: no graph is shown"), 5000);
+    return;
+  }
+  QSettings settings;
+  QString dir = settings.value(QStringLiteral("lastExportDir")).toString();
+  QString base = computation_ ? Q(computation_->name()) : QStringLiteral("graph");
+  QString suggested = (dir.isEmpty() ? QString() : dir + QLatin1Char('/')) + base +
+                      QLatin1Char('.') + extension;
+  QString path = QFileDialog::getSaveFileName(this, tr("Export View"), suggested, filter);
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + extension;
+  settings.setValue(QStringLiteral("lastExportDir"), QFileInfo(path).absolutePath());
+  absl::Status status = ExportView(path);
+  if (status.ok()) {
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+  } else {
+    QMessageBox::warning(this, tr("Export failed"), Q(std::string(status.message())));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+bool MainWindow::IsBusy() const {
+  return loader_->busy() || waiting_for_state_ || graph_->IsLayoutRunning() ||
+         pending_graph_select_ != nullptr;
+}
+
+void MainWindow::CheckIdle() {
+  const bool busy = IsBusy();
+  if (was_busy_ && !busy) {
+    was_busy_ = false;
+    emit idle();
+  } else if (busy) {
+    was_busy_ = true;
+  }
+}
+
+void MainWindow::UpdateTitle() {
+  QString title = tr("HLO Workbench");
+  if (!current_path_.isEmpty()) {
+    title = QFileInfo(current_path_).fileName() + QStringLiteral(" — ") + title;
+  }
+  if (session_ && module_index_ >= 0) {
+    const DumpModule& m = session_->index().modules[module_index_];
+    QString state = shown_row_ >= 0 && shown_row_ < static_cast<int>(states_.size())
+                        ? Q(states_[shown_row_].label)
+                        : QString();
+    title = Q(m.name.empty() ? m.id_text : m.name) +
+            (state.isEmpty() ? QString() : QStringLiteral(" · ") + state) + QStringLiteral(" — ") +
+            title;
+  }
+  setWindowTitle(title);
+}
+
+void MainWindow::UpdateStateLabel() {
+  QStringList parts;
+  if (module_) parts << Q(module_->name());
+  if (shown_row_ >= 0 && shown_row_ < static_cast<int>(states_.size())) {
+    parts << Q(states_[shown_row_].label);
+  }
+  if (computation_) parts << Q(computation_->name());
+  if (module_) parts << tr("%n instruction(s)", "", static_cast<int>(module_->instruction_count()));
+  state_label_->setText(parts.join(QStringLiteral("  ·  ")));
+}
+
+}  // namespace hlowb::gui

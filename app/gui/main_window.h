@@ -1,0 +1,236 @@
+// The HLO Workbench main window: a dump directory's modules, the pass timeline of the chosen
+// module, the computations of the current state and the properties of the selected
+// instruction in docks around the graph and the text side by side. Opening and parsing run
+// on worker threads (app/gui/loader.h) with a progress bar and Cancel; the views follow the
+// timeline, and a selection in any view selects the same instruction in the others.
+#ifndef HLOWB_APP_GUI_MAIN_WINDOW_H_
+#define HLOWB_APP_GUI_MAIN_WINDOW_H_
+
+#include <QMainWindow>
+#include <QPointer>
+#include <QString>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "app/gui/loader.h"
+#include "core/ir/module.h"
+
+class QAction;
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QSortFilterProxyModel;
+class QSpinBox;
+class QSplitter;
+class QTableView;
+class QToolBar;
+class QToolButton;
+
+namespace hlowb::viewer {
+class ComputationsModel;
+class GraphView;
+class HloTextView;
+class ModulesModel;
+class PropertiesPanel;
+class TimelineFilterModel;
+class TimelineModel;
+}  // namespace hlowb::viewer
+
+namespace hlowb::gui {
+
+// What to open and show first; the command line fills it (`hlowb gui --module=M --step=S
+// --select=NAME PATH`).
+struct OpenRequest {
+  QString path;
+  QString module;  // dump module id or name; default: the first module
+  QString step;    // step number, "before", "after" or a pass name; default: the first state
+  QString select;  // instruction to select once shown
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Opens a file or a dump directory (what the command line, the Open menus, drag and drop
+  // and the recent-files list do). Returns at once; loading continues in the background.
+  void Open(const OpenRequest& request);
+  void OpenPath(const QString& path) { Open(OpenRequest{path, {}, {}, {}}); }
+
+  // Dump directories: chooses a module by id or name; false when the index has none such.
+  bool SelectModule(const QString& id_or_name);
+  // Moves the timeline to `step` (see OpenRequest::step); false when there is no such state.
+  bool SelectStep(const QString& step);
+  // Selects `instruction` (of the current module) in the graph, text and properties.
+  void SelectInstruction(const hlowb::Instruction* instruction);
+  // Selects an instruction of the current module by name; false when there is none.
+  bool SelectInstructionByName(const QString& name);
+  // Searches the graph (then the text) for the next or previous match.
+  bool Find(const QString& query, bool backwards = false);
+  // Writes the graph as SVG, PNG or DOT, chosen by the file's extension.
+  absl::Status ExportView(const QString& path);
+  void CancelLoading();
+  // Parsed states kept in memory beyond the shown one and its neighbours, in bytes of their
+  // files (a parsed module takes a few times that); least recently shown ones go first and are
+  // parsed again when shown.
+  void SetStateMemoryBudget(uint64_t file_bytes) { state_budget_ = file_bytes; }
+  // Number of parsed states held (for tests).
+  int KeptStateCount() const;
+
+  // True while anything is loading, a requested state is not yet shown, or the graph is
+  // being laid out.
+  bool IsBusy() const;
+  QString current_path() const { return current_path_; }
+  std::shared_ptr<const Module> current_module() const { return module_; }
+  const Computation* current_computation() const { return computation_; }
+  // Row of the shown state in the timeline model (not the filter); -1 when none.
+  int current_state_row() const { return shown_row_; }
+  const std::vector<DumpState>& states() const { return states_; }
+  QStringList recent_files() const;
+
+  viewer::GraphView* graph_view() const { return graph_; }
+  viewer::HloTextView* text_view() const { return text_; }
+  viewer::PropertiesPanel* properties_panel() const { return properties_; }
+  viewer::ModulesModel* modules_model() const { return modules_model_; }
+  viewer::TimelineModel* timeline_model() const { return timeline_model_; }
+  viewer::TimelineFilterModel* timeline_filter() const { return timeline_filter_; }
+  viewer::ComputationsModel* computations_model() const { return computations_model_; }
+  QSortFilterProxyModel* modules_proxy() const { return modules_proxy_; }
+  QTableView* modules_view() const { return modules_view_; }
+  QTableView* timeline_view() const { return timeline_view_; }
+  QTableView* computations_view() const { return computations_view_; }
+  QLineEdit* modules_filter() const { return modules_filter_; }
+  QLineEdit* search_edit() const { return search_edit_; }
+  QCheckBox* hide_unchanged_box() const { return hide_unchanged_; }
+  QProgressBar* progress_bar() const { return progress_; }
+
+ signals:
+  // A dump directory was indexed (modules listed) or failed to.
+  void indexLoaded(bool ok);
+  // The state in timeline `row` (or a single file, row -1) is now what the views show.
+  void stateShown(int row);
+  // Every state of the chosen module was loaded (or the load was cancelled).
+  void statesLoaded();
+  // Something failed to open; the message is also in the status bar.
+  void openFailed(const QString& message);
+  // Nothing is loading or laying out any more (after Open and after each navigation).
+  void idle();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void BuildActions();
+  void BuildDocks();
+  void BuildStatusBar();
+  void RestoreSettings();
+  void SaveSettings();
+  void AddRecent(const QString& path);
+  void RebuildRecentMenu();
+  void ApplyTheme();
+
+  void OnIndexReady(std::shared_ptr<DumpSession> session);
+  void OnIndexFailed(const QString& dir, const QString& message);
+  void OnFileOpened(const FileResult& result);
+  void OnStateLoaded(const StateResult& result);
+  void OnModuleActivated(const QModelIndex& proxy_index);
+  void ChooseModule(int module_index);
+  void OnTimelineCurrentChanged(const QModelIndex& current);
+  // The timeline row of a step number, "before", "after" or a pass name; -1 if none.
+  int FindStepRow(const QString& step) const;
+  void OnComputationActivated(const QModelIndex& index);
+  // Shows timeline row `row` when loaded (else asks for it and shows it when it arrives).
+  void ShowState(int row);
+  // Puts `module` (from state `row`, or -1 for a single file) in every view, keeping the
+  // current computation and selection by name.
+  void ShowModule(std::shared_ptr<const Module> module, int row);
+  void ShowError(const QString& path, const QString& raw_text, const QString& diagnostic);
+  void ShowComputation(const Computation* computation, const Instruction* select);
+  void RecomputeTimeline();
+  void TrimStates();
+  void SelectTimelineRow(int row);
+  void UpdateTitle();
+  void UpdateStateLabel();
+  void CheckIdle();
+  void OnGraphSelected(const hlowb::Instruction* instruction);
+  void OnTextActivated(const hlowb::Instruction* instruction);
+  void OnPropertiesActivated(const hlowb::Instruction* instruction);
+  void SyncSelection(const Instruction* instruction, bool graph, bool text, bool properties);
+  void ExportWithDialog(const QString& extension, const QString& filter);
+  void ShowSearchBar();
+
+  // Views and models.
+  viewer::GraphView* graph_ = nullptr;
+  viewer::HloTextView* text_ = nullptr;
+  viewer::PropertiesPanel* properties_ = nullptr;
+  viewer::ModulesModel* modules_model_ = nullptr;
+  QSortFilterProxyModel* modules_proxy_ = nullptr;
+  viewer::TimelineModel* timeline_model_ = nullptr;
+  viewer::TimelineFilterModel* timeline_filter_ = nullptr;
+  viewer::ComputationsModel* computations_model_ = nullptr;
+  QSplitter* splitter_ = nullptr;
+  QTableView* modules_view_ = nullptr;
+  QTableView* timeline_view_ = nullptr;
+  QTableView* computations_view_ = nullptr;
+  QLineEdit* modules_filter_ = nullptr;
+  QCheckBox* hide_unchanged_ = nullptr;
+  QToolBar* search_bar_ = nullptr;
+  QLineEdit* search_edit_ = nullptr;
+  QSpinBox* radius_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QToolButton* cancel_ = nullptr;
+  QLabel* state_label_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QMenu* view_menu_ = nullptr;
+  QAction* theme_actions_[3] = {nullptr, nullptr, nullptr};
+
+  Loader* loader_ = nullptr;
+
+  // What is open.
+  QString current_path_;
+  OpenRequest pending_request_;  // module/step/select still to apply after loading
+  std::shared_ptr<DumpSession> session_;
+  int module_index_ = -1;  // into session_->index().modules
+  std::vector<DumpState> states_;  // of the chosen module, timeline order
+  struct RowState {
+    std::shared_ptr<const Module> module;
+    std::optional<ModuleFingerprint> fingerprint;
+    bool failed = false;
+    QString error;
+    QString raw_text;
+    uint64_t last_used = 0;  // when it was last shown (use_clock_)
+  };
+  std::vector<RowState> rows_;
+  uint64_t state_budget_ = uint64_t{256} << 20;
+  uint64_t use_clock_ = 0;
+  int wanted_row_ = -1;  // the timeline row the user is on
+  int shown_row_ = -1;   // the row the views show
+  bool waiting_for_state_ = false;
+
+  // What is shown.
+  std::shared_ptr<const Module> module_;
+  const Computation* computation_ = nullptr;
+  QString computation_name_;  // kept across states
+  QString selected_name_;     // kept across states
+  const Instruction* pending_graph_select_ = nullptr;
+  bool syncing_ = false;
+  bool was_busy_ = false;
+  QString theme_ = QStringLiteral("system");
+};
+
+// Applies the light or dark palette: `theme` is "system" (dark when the platform's window
+// colour is dark), "light" or "dark".
+void ApplyPalette(const QString& theme);
+
+}  // namespace hlowb::gui
+
+#endif  // HLOWB_APP_GUI_MAIN_WINDOW_H_

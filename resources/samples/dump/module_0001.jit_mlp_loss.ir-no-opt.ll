@@ -1,1 +1,0 @@
-; ModuleID = 'jit_mlp_loss'
