@@ -110,13 +110,10 @@ QTextBlock HloTextEditor::LastVisibleBlock(int bottom) const {
 
 void HloTextEditor::paintEvent(QPaintEvent* event) {
   // Format exactly what is about to be painted (and nothing else).
-  QElapsedTimer tmpdbg; tmpdbg.start();
-  struct TmpDbg { QElapsedTimer& t; ~TmpDbg() { fprintf(stderr, "%lld TMPDBG paint %lld ms\n", (long long)QElapsedTimer().msecsSinceReference() * 0 + [](){QElapsedTimer t; t.start(); return t.msecsSinceReference();}(), (long long)t.elapsed()); } } tmpdbg_guard{tmpdbg};
   const QTextBlock first = firstVisibleBlock();
   if (first.isValid()) {
     highlighter_->EnsureHighlighted(first, LastVisibleBlock(viewport()->height()));
   }
-  fprintf(stderr, "%lld TMPDBG highlight %lld ms\n", (long long)QElapsedTimer().msecsSinceReference() * 0 + [](){QElapsedTimer t; t.start(); return t.msecsSinceReference();}(), (long long)tmpdbg.elapsed());
   QPlainTextEdit::paintEvent(event);
   if (client_ == nullptr || !first.isValid()) return;
 

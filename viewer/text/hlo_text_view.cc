@@ -10,30 +10,22 @@
 
 #include <QAbstractTextDocumentLayout>
 #include <QAction>
-#include <QCoreApplication>
-#include <QElapsedTimer>
 #include <QFrame>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
-#include <QPointer>
 #include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QStyle>
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
-#include <QThreadPool>
-#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <condition_variable>
-#include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -121,19 +113,6 @@ class FindEdit : public QLineEdit {
   }
 };
 
-// A module's text and index, built on a worker thread.
-struct LoadJob {
-  std::mutex mutex;
-  std::condition_variable done_cv;
-  bool done = false;
-  HloTextIndex index;
-  QString text;  // sanitized
-};
-
-// Lines inserted per step while filling the document; steps run until a time budget is used.
-constexpr int kFillLines = 250;
-constexpr qint64 kFillBudgetMs = 12;
-
 }  // namespace
 
 class HloTextView::Impl : public HloTextEditorClient {
@@ -176,19 +155,6 @@ class HloTextView::Impl : public HloTextEditorClient {
   void ShowFindBar();
   void HideFindBar();
   void SetFindStatus(const QString& status, bool error);
-  // Loading a module: the worker prints and indexes it (kComputing), then the document is
-  // filled a slice at a time from the event loop (kFilling), so the UI thread never stalls.
-  enum class Load { kIdle, kComputing, kFilling };
-  void StartLoad(std::shared_ptr<const Module> m);
-  void JobFinished(std::uint64_t gen);
-  void TakeJobResult();
-  void FillSome(std::uint64_t gen);
-  bool FillStep(qsizetype max_lines);
-  void FinishFill();
-  // Completes a load in progress synchronously (for calls that need the text).
-  void EnsureLoaded();
-  void CancelLoad();
-
   int ComputationAtLine(int line) const {
     return line >= 0 && line < static_cast<int>(index.line_computation.size())
                ? index.line_computation[line]
@@ -213,151 +179,7 @@ class HloTextView::Impl : public HloTextEditorClient {
   int hover_length = 0;
   std::vector<int> back;
   std::vector<int> forward;
-
-  Load load = Load::kIdle;
-  std::uint64_t generation = 0;  // bumped by every SetModule / SetErrorText / Clear
-  std::shared_ptr<LoadJob> job;
-  QString pending_text;       // what is still to be inserted while filling
-  qsizetype fill_pos = 0;     // next character of pending_text to insert
-  bool fill_started = false;  // the first slice replaced the document
-  // A ShowInstruction / ShowComputation made while loading, applied when done.
-  const Instruction* pending_instruction = nullptr;
-  const Computation* pending_computation = nullptr;
 };
-
-void HloTextView::Impl::CancelLoad() {
-  ++generation;
-  load = Load::kIdle;
-  job.reset();
-  pending_text.clear();
-  fill_pos = 0;
-  fill_started = false;
-  pending_instruction = nullptr;
-  pending_computation = nullptr;
-}
-
-void HloTextView::Impl::StartLoad(std::shared_ptr<const Module> m) {
-  const std::uint64_t gen = generation;
-  load = Load::kComputing;
-  job = std::make_shared<LoadJob>();
-  QPointer<HloTextView> view(q);
-  QThreadPool::globalInstance()->start([j = job, m = std::move(m), view, gen] {
-    HloTextIndex index = HloTextIndex::Build(*m);
-    QString text = Sanitize(QString::fromUtf8(index.text));
-    // The printed text is only needed for building the index.
-    std::string().swap(index.text);
-    {
-      std::lock_guard<std::mutex> lock(j->mutex);
-      j->index = std::move(index);
-      j->text = std::move(text);
-      j->done = true;
-    }
-    j->done_cv.notify_all();
-    if (QCoreApplication* app = QCoreApplication::instance()) {
-      QMetaObject::invokeMethod(
-          app,
-          [view, gen] {
-            if (view) view->impl_->JobFinished(gen);
-          },
-          Qt::QueuedConnection);
-    }
-  });
-}
-
-void HloTextView::Impl::TakeJobResult() {
-  std::shared_ptr<LoadJob> j = std::move(job);
-  {
-    std::unique_lock<std::mutex> lock(j->mutex);
-    j->done_cv.wait(lock, [&] { return j->done; });
-    index = std::move(j->index);
-    pending_text = std::move(j->text);
-  }
-  folded.assign(index.computations.size(), false);
-  fill_pos = 0;
-  fill_started = false;
-  load = Load::kFilling;
-  editor->highlighter()->Reset(index.line_count);
-}
-
-void HloTextView::Impl::JobFinished(std::uint64_t gen) {
-  if (gen != generation || load != Load::kComputing) return;
-  fprintf(stderr, "%lld TMPDBG job done\n", [](){QElapsedTimer t; t.start(); return (long long)t.msecsSinceReference();}());
-  TakeJobResult();
-  FillSome(gen);
-}
-
-bool HloTextView::Impl::FillStep(qsizetype max_lines) {
-  const qsizetype n = pending_text.size();
-  qsizetype end = fill_pos;
-  // The slice ends before its last '\n' (the next slice starts with it), so that inserting
-  // at the end of the document never moves the editor's cursor.
-  for (qsizetype lines = 0; lines < max_lines; ++lines) {
-    const qsizetype from = lines == 0 && !fill_started ? end : end + 1;
-    const qsizetype nl = pending_text.indexOf(QLatin1Char('\n'), from);
-    if (nl < 0) {
-      end = n;
-      break;
-    }
-    end = nl;
-  }
-  if (max_lines <= 0) end = n;
-  ++programmatic;
-  if (!fill_started) {
-    editor->setPlainText(pending_text.left(end));
-    fill_started = true;
-  } else if (end > fill_pos) {
-    QTextCursor c(editor->document());
-    c.movePosition(QTextCursor::End);
-    c.insertText(pending_text.mid(fill_pos, end - fill_pos));
-  }
-  --programmatic;
-  fill_pos = end;
-  return fill_pos >= n;
-}
-
-void HloTextView::Impl::FillSome(std::uint64_t gen) {
-  if (gen != generation || load != Load::kFilling) return;
-  QElapsedTimer timer;
-  timer.start();
-  bool done = false;
-  while (!done && timer.elapsed() < kFillBudgetMs) done = FillStep(kFillLines);
-  if (done) {
-    FinishFill();
-    fprintf(stderr, "%lld TMPDBG fill+finish slice %lld ms\n", (long long)QElapsedTimer().msecsSinceReference() * 0 + [](){QElapsedTimer t; t.start(); return t.msecsSinceReference();}(), (long long)timer.elapsed());
-  } else {
-    fprintf(stderr, "%lld TMPDBG fill slice %lld ms\n", (long long)QElapsedTimer().msecsSinceReference() * 0 + [](){QElapsedTimer t; t.start(); return t.msecsSinceReference();}(), (long long)timer.elapsed());
-    QTimer::singleShot(0, q, [this, gen] { FillSome(gen); });
-  }
-}
-
-void HloTextView::Impl::FinishFill() {
-  load = Load::kIdle;
-  pending_text = QString();
-  fill_pos = 0;
-  fill_started = false;
-  if (editor->document()->blockCount() != index.line_count) {
-    index.structured = false;  // never link to wrong lines
-  }
-  ++programmatic;
-  editor->moveCursor(QTextCursor::Start);
-  --programmatic;
-  editor->RefreshDecorations();
-  UpdateSelections();
-  const Instruction* instruction = pending_instruction;
-  const Computation* computation = pending_computation;
-  pending_instruction = nullptr;
-  pending_computation = nullptr;
-  if (instruction != nullptr) ShowInstruction(instruction);
-  if (computation != nullptr) ShowComputation(computation);
-}
-
-void HloTextView::Impl::EnsureLoaded() {
-  if (load == Load::kComputing) TakeJobResult();
-  if (load == Load::kFilling) {
-    FillStep(0);
-    FinishFill();
-  }
-}
 
 HloTextView::Impl::Impl(HloTextView* view) : q(view) {
   auto* layout = new QVBoxLayout(q);
@@ -837,7 +659,6 @@ void HloTextView::Impl::HideFindBar() {
 HloTextView::HloTextView(QWidget* parent) : QWidget(parent), impl_(std::make_unique<Impl>(this)) {}
 
 HloTextView::~HloTextView() {
-  impl_->CancelLoad();
   // The editor calls back into impl_ while it is torn down (focus, cursor signals).
   impl_->editor->SetClient(nullptr);
   QObject::disconnect(impl_->editor, nullptr, this, nullptr);
@@ -846,23 +667,27 @@ HloTextView::~HloTextView() {
 void HloTextView::SetModule(std::shared_ptr<const Module> module) {
   // The module already shown: keep the cursor, folds and history.
   if (module && module == impl_->module && impl_->error_line == 0) return;
-  impl_->CancelLoad();
   ++impl_->programmatic;
   impl_->ResetState();
-  // The text is printed and indexed on a worker thread and then filled in slices from the
-  // event loop; calls that need it complete the load first (EnsureLoaded).
-  impl_->SetText(QString(), 1);
-  impl_->editor->moveCursor(QTextCursor::Start);
   if (module) {
-    impl_->module = module;
-    impl_->StartLoad(std::move(module));
+    impl_->index = HloTextIndex::Build(*module);
+    impl_->module = std::move(module);
+    impl_->folded.assign(impl_->index.computations.size(), false);
+    impl_->SetText(Sanitize(QString::fromUtf8(impl_->index.text)), impl_->index.line_count);
+    if (impl_->editor->document()->blockCount() != impl_->index.line_count) {
+      impl_->index.structured = false;  // never link to wrong lines
+    }
+    // The printed text is only needed for building the index.
+    std::string().swap(impl_->index.text);
+  } else {
+    impl_->SetText(QString(), 1);
   }
+  impl_->editor->moveCursor(QTextCursor::Start);
   --impl_->programmatic;
   impl_->UpdateSelections();
 }
 
 void HloTextView::SetErrorText(const QString& text, int line, int column, const QString& message) {
-  impl_->CancelLoad();
   ++impl_->programmatic;
   impl_->ResetState();
   const QString clean = Sanitize(text);
@@ -913,7 +738,6 @@ void HloTextView::SetErrorText(const QString& text, int line, int column, const 
 }
 
 void HloTextView::Clear() {
-  impl_->CancelLoad();
   ++impl_->programmatic;
   impl_->ResetState();
   impl_->SetText(QString(), 1);
@@ -922,28 +746,14 @@ void HloTextView::Clear() {
 }
 
 void HloTextView::ShowInstruction(const Instruction* instruction) {
-  if (instruction == nullptr) return;
-  if (impl_->load != Impl::Load::kIdle) {
-    // Shown once the text is in (without blocking the UI thread now).
-    impl_->pending_instruction = instruction;
-    impl_->pending_computation = nullptr;
-    return;
-  }
-  impl_->ShowInstruction(instruction);
+  if (instruction != nullptr) impl_->ShowInstruction(instruction);
 }
 
 void HloTextView::ShowComputation(const Computation* computation) {
-  if (computation == nullptr) return;
-  if (impl_->load != Impl::Load::kIdle) {
-    impl_->pending_computation = computation;
-    impl_->pending_instruction = nullptr;
-    return;
-  }
-  impl_->ShowComputation(computation);
+  if (computation != nullptr) impl_->ShowComputation(computation);
 }
 
 const Instruction* HloTextView::CurrentInstruction() const {
-  impl_->EnsureLoaded();
   if (!impl_->module || !impl_->index.structured) return nullptr;
   const int line = impl_->editor->textCursor().blockNumber();
   if (line < 0 || line >= static_cast<int>(impl_->index.line_instruction.size())) return nullptr;
@@ -952,40 +762,29 @@ const Instruction* HloTextView::CurrentInstruction() const {
 }
 
 bool HloTextView::Find(const QString& query, bool backwards) {
-  impl_->EnsureLoaded();
   return impl_->Find(query, backwards);
 }
 
 void HloTextView::SetComputationFolded(const Computation* computation, bool folded) {
-  impl_->EnsureLoaded();
   impl_->SetFolded(impl_->index.ComputationIndex(computation), folded);
 }
 
-QString HloTextView::PlainText() const {
-  impl_->EnsureLoaded();
-  return impl_->editor->toPlainText();
-}
+QString HloTextView::PlainText() const { return impl_->editor->toPlainText(); }
 
-QPlainTextEdit* HloTextView::editor() const {
-  impl_->EnsureLoaded();
-  return impl_->editor;
-}
+QPlainTextEdit* HloTextView::editor() const { return impl_->editor; }
 
 bool HloTextView::IsComputationFolded(const Computation* computation) const {
-  impl_->EnsureLoaded();
   const int ci = impl_->index.ComputationIndex(computation);
   return ci >= 0 && ci < static_cast<int>(impl_->folded.size()) && impl_->folded[ci];
 }
 
 int HloTextView::LineOf(const Instruction* instruction) const {
-  impl_->EnsureLoaded();
   const int ii = impl_->index.InstructionIndex(instruction);
   return ii >= 0 && impl_->index.instructions[ii].line >= 0 ? impl_->index.instructions[ii].line + 1
                                                             : 0;
 }
 
 int HloTextView::LineOf(const Computation* computation) const {
-  impl_->EnsureLoaded();
   const int ci = impl_->index.ComputationIndex(computation);
   return ci >= 0 && impl_->index.computations[ci].header_line >= 0
              ? impl_->index.computations[ci].header_line + 1
@@ -993,16 +792,12 @@ int HloTextView::LineOf(const Computation* computation) const {
 }
 
 bool HloTextView::IsLineVisible(int line) const {
-  impl_->EnsureLoaded();
   const QTextBlock block = impl_->editor->document()->findBlockByNumber(line - 1);
   return block.isValid() && block.isVisible();
 }
 
 int HloTextView::ErrorLine() const { return impl_->error_line; }
 
-void HloTextView::ShowFindBar() {
-  impl_->EnsureLoaded();
-  impl_->ShowFindBar();
-}
+void HloTextView::ShowFindBar() { impl_->ShowFindBar(); }
 
 }  // namespace hlowb::viewer
