@@ -439,30 +439,51 @@ absl::StatusOr<int64_t> Inferrer::SingleDimension() const {
 // verifier, which then trusts the declared shape).
 std::optional<int64_t> Inferrer::GroupSize() const {
   const InstructionAttrs& a = attrs();
+  const Module* m = instr_.parent() ? instr_.parent()->parent() : nullptr;
+  const int64_t replicas = m ? m->config().replica_count : 1;
+  const int64_t partitions = m ? m->config().num_partitions : 1;
+  // XLA's group modes. all-reduce, all-gather and reduce-scatter carry use_global_device_ids
+  // as a plain bool (absent = false), so a channel id alone means cross-replica-and-partition
+  // for them; for the other collectives it means cross-partition.
+  const Opcode op = instr_.opcode();
+  const bool has_global_ids_field =
+      op == Opcode::kAllReduce || op == Opcode::kAllReduceStart || op == Opcode::kAllGather ||
+      op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter;
+  std::optional<bool> global_ids = a.use_global_device_ids;
+  if (has_global_ids_field && !global_ids) global_ids = false;
+  enum class Mode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
+  Mode mode = !a.channel_id ? Mode::kCrossReplica
+              : !global_ids  ? Mode::kCrossPartition
+              : !*global_ids ? Mode::kCrossReplicaAndPartition
+                             : Mode::kFlattenedId;
+  std::optional<int64_t> listed;
   if (a.replica_groups) {
     if (a.replica_groups->iota) {
-      if (a.replica_groups->iota->dims.size() == 2) return a.replica_groups->iota->dims[1];
-      return std::nullopt;
-    }
-    if (!a.replica_groups->groups.empty()) {
-      return static_cast<int64_t>(a.replica_groups->groups[0].size());
+      if (a.replica_groups->iota->dims.size() != 2) return std::nullopt;
+      listed = a.replica_groups->iota->dims[1];
+    } else if (!a.replica_groups->groups.empty()) {
+      listed = static_cast<int64_t>(a.replica_groups->groups[0].size());
     }
   }
-  const Module* m = instr_.parent() ? instr_.parent()->parent() : nullptr;
-  if (m == nullptr) return std::nullopt;
-  const int64_t replicas = m->config().replica_count;
-  const int64_t partitions = m->config().num_partitions;
   int64_t size = 1;
-  if (!a.channel_id) {
-    size = replicas;
-  } else if (!a.use_global_device_ids) {
-    size = partitions;
-  } else if (!*a.use_global_device_ids) {
-    if (!CheckedMul(replicas, partitions, &size)) return std::nullopt;
-  } else {
-    return std::nullopt;  // flattened ids need explicit groups
+  switch (mode) {
+    case Mode::kCrossReplica:
+      size = listed ? *listed : replicas;
+      break;
+    case Mode::kCrossPartition:
+      size = listed ? *listed : partitions;
+      break;
+    case Mode::kCrossReplicaAndPartition:
+      // Groups list replica ids; each spans every partition.
+      if (!CheckedMul(listed ? *listed : replicas, partitions, &size)) return std::nullopt;
+      break;
+    case Mode::kFlattenedId:
+      if (!listed) return std::nullopt;  // flattened ids need explicit groups
+      size = *listed;
+      break;
   }
-  if (size <= 1) return std::nullopt;
+  if (!m && !listed) return std::nullopt;
+  if (size <= 1 && !listed) return std::nullopt;
   return size;
 }
 

@@ -523,6 +523,23 @@ TEST(ShapeInferenceTest, AllGatherUsesModuleReplicaCountWithoutGroups) {
   EXPECT_EQ(Infer(m.get(), "ag"), "f32[4,24]");
 }
 
+TEST(ShapeInferenceTest, ChannelIdGroupModesFollowTheOpcode) {
+  auto m = Parse(Entry(R"(
+  a = f32[4,8] parameter(0)
+  ag_all = f32[16,8] all-gather(a), channel_id=1, replica_groups={}, dimensions={0}
+  ag_groups = f32[16,8] all-gather(a), channel_id=2, replica_groups={{0,1}}, dimensions={0}
+  ag_flat = f32[8,8] all-gather(a), channel_id=3, replica_groups={{0,3}}, use_global_device_ids=true, dimensions={0}
+  ROOT ag_replica = f32[8,8] all-gather(a), replica_groups={}, dimensions={0}
+)"),
+                 "HloModule m, replica_count=2, num_partitions=2");
+  // A channel id alone on all-gather is cross-replica-and-partition: 2 replicas x 2 partitions.
+  EXPECT_EQ(Infer(m.get(), "ag_all"), "f32[16,8]");
+  // Listed replica ids span every partition in that mode.
+  EXPECT_EQ(Infer(m.get(), "ag_groups"), "f32[16,8]");
+  EXPECT_EQ(Infer(m.get(), "ag_flat"), "f32[8,8]");
+  EXPECT_EQ(Infer(m.get(), "ag_replica"), "f32[8,8]");
+}
+
 TEST(ShapeInferenceTest, TokensChannelsAndMemoryOps) {
   auto m = Parse(Entry(R"(
   a = f32[4] parameter(0)
