@@ -19,44 +19,13 @@ const Sharding* TiledSharding(const Instruction* instr) {
   return s->type == ShardingType::kTiled ? s : nullptr;
 }
 
-// An iota device list in explicit order: iota(prod reshape_dims) reshaped to reshape_dims,
-// transposed by transpose_perm, read row-major.
-std::vector<int64_t> ExpandIota(const IotaDeviceList& iota) {
-  const std::vector<int64_t>& rd = iota.reshape_dims;
-  const int rank = static_cast<int>(rd.size());
-  std::vector<int64_t> perm = iota.transpose_perm;
-  if (perm.empty()) {
-    for (int i = 0; i < rank; ++i) perm.push_back(i);
-  }
-  if (static_cast<int>(perm.size()) != rank) return {};
-  for (int64_t p : perm) {
-    if (p < 0 || p >= rank) return {};
-  }
-  std::vector<int64_t> strides(rank, 1);
-  for (int d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * rd[d + 1];
-  int64_t count = 1;
-  for (int64_t v : rd) count *= std::max<int64_t>(v, 0);
-  std::vector<int64_t> out;
-  out.reserve(count);
-  std::vector<int64_t> t(rank, 0);  // index in the transposed shape
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t value = 0;
-    for (int k = 0; k < rank; ++k) value += t[k] * strides[perm[k]];
-    out.push_back(value);
-    for (int k = rank - 1; k >= 0; --k) {
-      if (++t[k] < rd[perm[k]]) break;
-      t[k] = 0;
-    }
-  }
-  return out;
-}
 
 // The tile index of device 0 along each of the first `rank` tile dimensions (zeros when the
 // sharding is absent or device 0 is not in it).
 std::vector<int64_t> DeviceZeroTile(const Sharding* s, int rank) {
   std::vector<int64_t> tile(rank, 0);
   if (s == nullptr || s->tile_dims.empty()) return tile;
-  std::vector<int64_t> devices = s->iota ? ExpandIota(*s->iota) : s->devices;
+  std::vector<int64_t> devices = s->iota ? s->iota->Expand() : s->devices;
   auto it = std::find(devices.begin(), devices.end(), 0);
   if (it == devices.end()) return tile;
   int64_t linear = it - devices.begin();

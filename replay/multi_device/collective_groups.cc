@@ -9,7 +9,6 @@ namespace hlowb {
 namespace {
 
 // Bounds the devices an iota list may name, so a corrupt list cannot allocate the impossible.
-constexpr int64_t kMaxIotaDevices = int64_t{1} << 24;
 
 std::string Ref(const Instruction& instr) {
   return StrCat("%", instr.name(), " (", OpcodeName(instr.opcode()), ")");
@@ -80,56 +79,11 @@ absl::StatusOr<CollectiveGroupMode> GetCollectiveGroupMode(const Instruction& in
 }
 
 absl::StatusOr<std::vector<int64_t>> ExpandIotaDeviceList(const IotaDeviceList& iota) {
-  auto product = [](const std::vector<int64_t>& dims, int64_t* out) {
-    int64_t p = 1;
-    for (int64_t d : dims) {
-      if (d < 0 || (d > 0 && p > kMaxIotaDevices / d)) return false;
-      p *= d;
-    }
-    *out = p;
-    return true;
-  };
-  int64_t total = 0;
-  int64_t reshaped = 0;
-  if (!product(iota.dims, &total) || !product(iota.reshape_dims, &reshaped)) {
-    return absl::InvalidArgumentError("iota device list is too large or has a negative size");
-  }
-  if (total != reshaped) {
+  std::vector<int64_t> out = iota.Expand();
+  if (out.empty()) {
     return absl::InvalidArgumentError(
-        StrCat("iota device list names ", total, " devices but its reshape dimensions hold ",
-               reshaped));
-  }
-  const size_t rank = iota.reshape_dims.size();
-  std::vector<int64_t> perm = iota.transpose_perm;
-  if (perm.empty()) {
-    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
-  }
-  if (perm.size() != rank) {
-    return absl::InvalidArgumentError("iota transpose is not a permutation of the reshape dims");
-  }
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
-      return absl::InvalidArgumentError("iota transpose is not a permutation of the reshape dims");
-    }
-    seen[p] = true;
-  }
-  // Row-major strides of the reshaped iota; walk the transposed index space in row-major order.
-  std::vector<int64_t> strides(rank, 1);
-  for (int i = static_cast<int>(rank) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * iota.reshape_dims[i + 1];
-  }
-  std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(total));
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t n = 0; n < total; ++n) {
-    int64_t v = 0;
-    for (size_t i = 0; i < rank; ++i) v += idx[i] * strides[perm[i]];
-    out.push_back(v);
-    for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
-      if (++idx[i] < iota.reshape_dims[perm[i]]) break;
-      idx[i] = 0;
-    }
+        "iota device list is empty, too large, has reshape dimensions that do not hold its "
+        "devices, or a transpose that is not a permutation");
   }
   return out;
 }
