@@ -898,12 +898,14 @@ bool Parser::ParseAttribute(Instruction* instr, std::string_view name, size_t na
   if (name == "inferred_dimension") return ParseInt64(&a()->inferred_dimension);
 
   // Comparisons and numerics.
-  if (name == "direction") return enum_attr(kDirections, &a()->comparison_direction, false);
+  if (name == "direction" && op == Opcode::kCompare) {
+    return enum_attr(kDirections, &a()->comparison_direction, false);
+  }
   if (name == "type" && op == Opcode::kCompare) {
     return enum_attr(kComparisonTypes, &a()->comparison_type, false);
   }
-  if (name == "exponent_bits") return ParseInt32(&a()->exponent_bits);
-  if (name == "mantissa_bits") return ParseInt32(&a()->mantissa_bits);
+  if (name == "exponent_bits" && op == Opcode::kReducePrecision) return ParseInt32(&a()->exponent_bits);
+  if (name == "mantissa_bits" && op == Opcode::kReducePrecision) return ParseInt32(&a()->mantissa_bits);
 
   // Windows, convolution, dot.
   if (name == "window") {
@@ -1060,21 +1062,23 @@ bool Parser::ParseAttribute(Instruction* instr, std::string_view name, size_t na
   if (name == "kind" && op == Opcode::kFusion) return enum_attr(kFusionKinds, &a()->fusion_kind, false);
 
   // Everything else with a fixed meaning.
-  if (name == "fft_type") return enum_attr(kFftTypes, &a()->fft_type, false);
+  if (name == "fft_type" && op == Opcode::kFft) return enum_attr(kFftTypes, &a()->fft_type, false);
   if (name == "fft_length") return ParseIntList(&a()->fft_length);
   if (name == "left_side") return ParseBool(&a()->left_side);
   if (name == "lower") return ParseBool(&a()->lower);
   if (name == "unit_diagonal") return ParseBool(&a()->unit_diagonal);
   if (name == "transpose_a") return enum_attr(kTransposes, &a()->transpose_a, false);
-  if (name == "epsilon") {
+  const bool batch_norm = op == Opcode::kBatchNormGrad || op == Opcode::kBatchNormInference ||
+                          op == Opcode::kBatchNormTraining;
+  if (name == "epsilon" && batch_norm) {
     double v;
     if (!ParseDouble(&v)) return false;
     a()->epsilon = static_cast<float>(v);
     return true;
   }
-  if (name == "feature_index") return ParseInt64(&a()->feature_index);
+  if (name == "feature_index" && batch_norm) return ParseInt64(&a()->feature_index);
   if (name == "distribution") return enum_attr(kDistributions, &a()->distribution, true);
-  if (name == "delta") return ParseInt64(&a()->delta);
+  if (name == "delta" && op == Opcode::kRngGetAndUpdateState) return ParseInt64(&a()->delta);
   if (name == "infeed_config") return ParseString(&a()->infeed_config);
   if (name == "outfeed_config") return ParseString(&a()->outfeed_config);
   if (name == "outfeed_shape") {
@@ -1089,7 +1093,7 @@ bool Parser::ParseAttribute(Instruction* instr, std::string_view name, size_t na
     return true;
   }
   if (name == "k" && op == Opcode::kTopK) return ParseInt64(&a()->k);
-  if (name == "largest") return ParseBool(&a()->largest);
+  if (name == "largest" && op == Opcode::kTopK) return ParseBool(&a()->largest);
   if (name == "num_carries") return ParseInt64(&a()->num_carries);
   if (name == "is_reverse") return ParseBool(&a()->is_reverse);
   if (name == "is_associative") return enum_attr(kTriStates, &a()->is_associative, false);
@@ -1103,7 +1107,8 @@ bool Parser::ParseAttribute(Instruction* instr, std::string_view name, size_t na
   }
   if (name == "domain" && op == Opcode::kDomain) return ParseDomain(a());
 
-  // Unknown: keep verbatim so newer dumps still round-trip.
+  // Unknown, or a known attribute this opcode does not take (the printer only writes those
+  // typed fields for their own opcodes): keep verbatim so the text still round-trips.
   std::string raw(lex_.TakeRawValue());
   if (raw.empty()) {
     return ErrorAt(name_offset, StrCat("attribute '", name, "' has no value"));

@@ -379,8 +379,9 @@ bool NeedsSigil(std::string_view name) {
   if (name.empty()) return true;
   const char c = name[0];
   if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')) return true;
+  // Words the lexer reads as something other than a name: keywords, element types, "nan".
   return name == "ROOT" || name == "ENTRY" || name == "HloModule" || name == "true" ||
-         name == "false";
+         name == "false" || name == "nan" || ParsePrimitiveType(name).has_value();
 }
 
 class InstructionPrinter {
