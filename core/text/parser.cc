@@ -1999,8 +1999,8 @@ bool Parser::ParseLayout(Shape* shape) {
   }
   if (lex_.kind() != TokKind::kRbrace) return Expected("'}' to end the layout");
   lex_.Next();
-  if (!layout->minor_to_major.empty() &&
-      static_cast<int>(layout->minor_to_major.size()) != shape->rank()) {
+  // Every dimension must be listed ("{:T(128)}" is a layout only for a scalar).
+  if (static_cast<int>(layout->minor_to_major.size()) != shape->rank()) {
     return ErrorAt(open, StrCat("layout lists ", layout->minor_to_major.size(),
                                       " dimensions but the shape has rank ", shape->rank()));
   }
