@@ -33,6 +33,7 @@
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
 #include "replay/compare/compare.h"
+#include "replay/evaluator/evaluator.h"
 #include "replay/data/literals_file.h"
 
 namespace hlowb {
@@ -74,8 +75,7 @@ struct ReplayOptions {
   std::function<void(const InstructionProfile&)> on_instruction;
   // Computes custom-call instructions (see plugins/api/custom_call_registry.h); unset: a custom
   // call stops the replay with Unimplemented naming its target.
-  std::function<absl::StatusOr<Literal>(const Instruction&, const std::vector<const Literal*>&)>
-      custom_call;
+  CustomCallHook custom_call;
 };
 
 // Data the input brings besides the module.

@@ -108,10 +108,13 @@ std::shared_ptr<CustomCallDispatcher> CustomCallDispatcher::Create(
 }
 
 absl::StatusOr<Literal> CustomCallDispatcher::Call(const Instruction& instr,
-                                                   const std::vector<const Literal*>& ops) {
+                                                   const std::vector<const Literal*>& ops,
+                                                   DeviceCollectives* device) {
   const std::string& target = TargetOf(instr);
   if (const CustomCallHandlerInfo* h = registry_.Find(target, options_.platform)) {
-    absl::StatusOr<Literal> r = h->handler(instr, ops);
+    absl::StatusOr<Literal> r = device != nullptr && h->device_handler
+                                    ? h->device_handler(instr, ops, *device)
+                                    : h->handler(instr, ops);
     if (!r.ok()) {
       std::string msg(r.status().message());
       if (msg.find(Ref(instr)) != std::string::npos) return r.status();
@@ -162,11 +165,10 @@ absl::StatusOr<Literal> CustomCallDispatcher::Call(const Instruction& instr,
   return absl::InternalError("unreachable custom-call fallback");
 }
 
-CustomCallFn CustomCallDispatcher::AsFunction() {
+CustomCallHook CustomCallDispatcher::AsFunction() {
   std::shared_ptr<CustomCallDispatcher> self = shared_from_this();
-  return [self](const Instruction& instr, const std::vector<const Literal*>& ops) {
-    return self->Call(instr, ops);
-  };
+  return [self](const Instruction& instr, const std::vector<const Literal*>& ops,
+                DeviceCollectives* device) { return self->Call(instr, ops, device); };
 }
 
 std::vector<std::string> CustomCallDispatcher::Notes() const {

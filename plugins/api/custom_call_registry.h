@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
+#include "replay/evaluator/evaluator.h"
 
 namespace hlowb {
 
@@ -40,12 +41,18 @@ namespace hlowb {
 using CustomCallFn =
     std::function<absl::StatusOr<Literal>(const Instruction&, const std::vector<const Literal*>&)>;
 
+// Computes one custom-call instruction on one device of a multi-device run, for targets whose
+// value depends on the device or on the other devices' values.
+using DeviceCustomCallFn = std::function<absl::StatusOr<Literal>(
+    const Instruction&, const std::vector<const Literal*>&, DeviceCollectives&)>;
+
 struct CustomCallHandlerInfo {
   std::string target;    // custom_call_target, e.g. "__cublas$gemm"
   std::string platform;  // "gpu", "cpu", or "" for every platform
   std::string plugin;    // the plugin that registered it, e.g. "cublas"
   std::string summary;   // one line on what it computes
-  CustomCallFn handler;
+  CustomCallFn handler;  // on one device, and on every device when device_handler is unset
+  DeviceCustomCallFn device_handler;  // optional: used instead on a multi-device run
 };
 
 // "cuda"/"rocm"/"gpu" -> "gpu", "cpu"/"host" -> "cpu"; "interpreter", "reference" and "" -> "".
@@ -93,9 +100,11 @@ class CustomCallDispatcher : public std::enable_shared_from_this<CustomCallDispa
   static std::shared_ptr<CustomCallDispatcher> Create(CustomCallRegistry registry,
                                                       CustomCallDispatchOptions options);
 
-  absl::StatusOr<Literal> Call(const Instruction& instr, const std::vector<const Literal*>& ops);
+  // `device`: this device's view of a multi-device run, null on one device.
+  absl::StatusOr<Literal> Call(const Instruction& instr, const std::vector<const Literal*>& ops,
+                               DeviceCollectives* device = nullptr);
   // A function for EvaluatorOptions::custom_call that keeps this dispatcher alive.
-  CustomCallFn AsFunction();
+  CustomCallHook AsFunction();
   // One line per instruction that took a fallback, sorted; stable across runs.
   std::vector<std::string> Notes() const;
 

@@ -314,7 +314,8 @@ absl::Status RegisterCublasPlugin(CustomCallRegistry* registry) {
     bool f8 = t.f8;
     absl::Status st = registry->Register(
         {t.name, "gpu", "cublas", t.summary,
-         [f8](const Instruction& instr, const Operands& ops) { return EvalGemm(instr, ops, f8); }});
+         [f8](const Instruction& instr, const Operands& ops) { return EvalGemm(instr, ops, f8); },
+         {}});
     if (!st.ok()) return st;
   }
   return absl::OkStatus();

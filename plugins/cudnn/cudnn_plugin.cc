@@ -309,7 +309,8 @@ absl::Status RegisterCudnnPlugin(CustomCallRegistry* registry) {
     absl::Status st = registry->Register(
         {t.name, "gpu", "cudnn", t.summary, [kind](const Instruction& instr, const Operands& ops) {
            return EvalConv(instr, ops, kind);
-         }});
+         },
+         {}});
     if (!st.ok()) return st;
   }
   return absl::OkStatus();

@@ -302,13 +302,13 @@ absl::StatusOr<Literal> EvalSoftmax(const Instruction& instr, const Operands& op
 
 absl::Status RegisterOneDnnPlugin(CustomCallRegistry* registry) {
   absl::Status st = registry->Register(
-      {"__onednn$matmul", "cpu", "onednn", "oneDNN matmul with fused post-ops", EvalMatmul});
+      {"__onednn$matmul", "cpu", "onednn", "oneDNN matmul with fused post-ops", EvalMatmul, {}});
   if (!st.ok()) return st;
   st = registry->Register({"__onednn$layernorm", "cpu", "onednn",
-                           "oneDNN layer normalization over the last dimension", EvalLayerNorm});
+                           "oneDNN layer normalization over the last dimension", EvalLayerNorm, {}});
   if (!st.ok()) return st;
   return registry->Register(
-      {"__onednn$softmax", "cpu", "onednn", "oneDNN softmax along one axis", EvalSoftmax});
+      {"__onednn$softmax", "cpu", "onednn", "oneDNN softmax along one axis", EvalSoftmax, {}});
 }
 
 }  // namespace hlowb

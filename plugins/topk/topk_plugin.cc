@@ -73,7 +73,7 @@ absl::StatusOr<Literal> EvalTopKCall(const Instruction& instr, const Operands& o
 
 absl::Status RegisterTopKPlugin(CustomCallRegistry* registry) {
   return registry->Register(
-      {"TopK", "", "topk", "top-k values and indices along the last dimension", EvalTopKCall});
+      {"TopK", "", "topk", "top-k values and indices along the last dimension", EvalTopKCall, {}});
 }
 
 }  // namespace hlowb

@@ -31,6 +31,7 @@
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
 #include "replay/compare/compare.h"
+#include "replay/evaluator/evaluator.h"
 
 namespace hlowb {
 
@@ -56,8 +57,7 @@ struct IsolationOptions {
   bool use_large_float_range = false;  // for fake values of elided constants
   bool fake_elided_constants = true;
   uint64_t memory_budget_bytes = uint64_t{8} << 30;
-  std::function<absl::StatusOr<Literal>(const Instruction&, const std::vector<const Literal*>&)>
-      custom_call;
+  CustomCallHook custom_call;
   const CancelToken* cancel = nullptr;
   ProgressFn progress;  // per isolated instruction
   // Runs an isolated module on the test platform; unset: the platform named by `platform`.

@@ -327,7 +327,7 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
       if (instr.called_computations().empty()) return Invalid(instr, "no called computation");
       return Run(*instr.called_computations()[0], ops);
     case Opcode::kCustomCall:
-      if (options_.custom_call) return options_.custom_call(instr, ops);
+      if (options_.custom_call) return options_.custom_call(instr, ops, options_.collectives);
       return Unimplemented(instr, StrCat("custom-call target \"",
                                          instr.attrs_or_default().custom_call_target,
                                          "\" (no custom-call handler)"));

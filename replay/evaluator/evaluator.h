@@ -47,7 +47,23 @@ class DeviceCollectives {
   virtual absl::StatusOr<Literal> RunCollective(const Instruction& instr,
                                                 const std::vector<const Literal*>& operands,
                                                 const ComputationCaller& call) = 0;
+  // The devices of this device's replica, indexed by partition id (this device among them).
+  virtual std::vector<int64_t> ReplicaDevices() const = 0;
+  // This device's index in the run, as ReplicaDevices() and ExchangeValues() name devices.
+  virtual int64_t device_index() const = 0;
+  // A plain exchange for custom calls whose meaning spans devices (the SPMD shard-to-full
+  // conversion): gives `value` to the other devices in `devices` (which must include this one)
+  // and returns every listed device's value for this execution of `instr`, in that order.
+  // Deadlocks and aborts end it as they end any collective.
+  virtual absl::StatusOr<std::vector<Literal>> ExchangeValues(const Instruction& instr,
+                                                              const std::vector<int64_t>& devices,
+                                                              const Literal& value) = 0;
 };
+
+// Computes a custom-call instruction from its operand values. `device` is this device's view
+// of a multi-device run, null when the module runs as one device.
+using CustomCallHook = std::function<absl::StatusOr<Literal>(
+    const Instruction&, const std::vector<const Literal*>&, DeviceCollectives* device)>;
 
 struct EvaluatorOptions {
   // Stop with ResourceExhausted before allocating when live buffers would exceed this.
@@ -59,8 +75,7 @@ struct EvaluatorOptions {
   // Seed for rng ops that XLA leaves implementation-defined (rng, rng-get-and-update-state).
   uint64_t seed = 42;
   // custom-call handler: return the result literal, or UnimplementedError naming the target.
-  std::function<absl::StatusOr<Literal>(const Instruction&, const std::vector<const Literal*>&)>
-      custom_call;
+  CustomCallHook custom_call;
   // Values for constants whose data was elided (`{...}`) in the input. Unset: such a constant
   // stops evaluation with FailedPrecondition naming it.
   std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant;

@@ -74,23 +74,6 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
     mo.evaluator.cancel = cancel;
     mo.evaluator.seed = options.seed;
     mo.evaluator.custom_call = options.custom_call;  // shared by the device threads
-    if (mo.evaluator.custom_call) {
-      // The shard-shape handlers compute device 0's shard; on other devices that would be a
-      // silently wrong value, so they stop with an error instead.
-      mo.evaluator.custom_call = [inner = options.custom_call](
-                                     const Instruction& instr,
-                                     const std::vector<const Literal*>& operands)
-          -> absl::StatusOr<Literal> {
-        const std::string& target = instr.attrs_or_default().custom_call_target;
-        if (target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape") {
-          return absl::UnimplementedError(
-              StrCat("custom-call ", instr.name(), " (", target,
-                     "): shard conversions are replayed for one device only; run with "
-                     "--num_replicas=1 --num_partitions=1"));
-        }
-        return inner(instr, operands);
-      };
-    }
     if (progress) {
       std::string what = StrCat(reference ? "reference " : "", "iteration ", iteration + 1,
                                 ", device 0");

@@ -109,6 +109,58 @@ class DeviceEndpoint final : public DeviceCollectives {
     return RunGroup(instr, occurrence, ops, call);
   }
 
+  std::vector<int64_t> ReplicaDevices() const override {
+    const DeviceGrid& g = r_->grid();
+    std::vector<int64_t> devices;
+    for (int64_t p = 0; p < g.num_partitions; ++p) devices.push_back(g.Device(g.Replica(d_), p));
+    return devices;
+  }
+  int64_t device_index() const override { return d_; }
+
+  absl::StatusOr<std::vector<Literal>> ExchangeValues(const Instruction& instr,
+                                                      const std::vector<int64_t>& devices,
+                                                      const Literal& value) override {
+    const int64_t occurrence = occurrences_[&instr]++;
+    if (std::find(devices.begin(), devices.end(), d_) == devices.end()) {
+      return absl::InvalidArgumentError(StrCat(r_->grid().Describe(d_), " exchanges values of ",
+                                               Ref(instr), " with devices it is not among"));
+    }
+    std::vector<int64_t> others;
+    for (int64_t g : devices) {
+      if (g < 0 || g >= r_->grid().size()) {
+        return absl::InvalidArgumentError(
+            StrCat(Ref(instr), ": device ", g, " is not in the run of ", r_->grid().size()));
+      }
+      if (g != d_ && std::find(others.begin(), others.end(), g) == others.end()) {
+        others.push_back(g);
+      }
+    }
+    std::vector<Literal> values;
+    if (others.empty()) {
+      for (size_t i = 0; i < devices.size(); ++i) values.push_back(value);
+      return values;
+    }
+    const Rendezvous::SlotKey key{&instr, occurrence, d_};
+    const Operands mine{&value};
+    r_->Post(key, &mine, others);
+    std::vector<const Operands*> got;
+    if (absl::Status st = r_->Collect(key, others, &got); !st.ok()) {
+      r_->Withdraw(key);
+      return st;
+    }
+    for (int64_t g : devices) {
+      if (g == d_) {
+        values.push_back(value);
+      } else {
+        size_t j = std::find(others.begin(), others.end(), g) - others.begin();
+        values.push_back(*(*got[j])[0]);
+      }
+    }
+    r_->Release(key, others);
+    r_->Withdraw(key);
+    return values;
+  }
+
  private:
   using Contributions = std::vector<const Operands*>;
 

@@ -67,16 +67,16 @@ TEST(CustomCallRegistry, KeysByTargetAndPlatform) {
   auto h = [](const Instruction&, const std::vector<const Literal*>&) -> absl::StatusOr<Literal> {
     return Literal(Shape::Array(PrimitiveType::kF32, {}));
   };
-  ASSERT_TRUE(r.Register({"t", "gpu", "a", "", h}).ok());
-  ASSERT_TRUE(r.Register({"t", "cpu", "b", "", h}).ok());
-  EXPECT_TRUE(absl::IsAlreadyExists(r.Register({"t", "cuda", "c", "", h})));
-  EXPECT_TRUE(absl::IsInvalidArgument(r.Register({"", "gpu", "c", "", h})));
+  ASSERT_TRUE(r.Register({"t", "gpu", "a", "", h, {}}).ok());
+  ASSERT_TRUE(r.Register({"t", "cpu", "b", "", h, {}}).ok());
+  EXPECT_TRUE(absl::IsAlreadyExists(r.Register({"t", "cuda", "c", "", h, {}})));
+  EXPECT_TRUE(absl::IsInvalidArgument(r.Register({"", "gpu", "c", "", h, {}})));
   EXPECT_EQ(r.Find("t", "cuda")->plugin, "a");
   EXPECT_EQ(r.Find("t", "host")->plugin, "b");
   EXPECT_NE(r.Find("t", ""), nullptr);  // platform unknown: any handler of the target
   EXPECT_EQ(r.Find("t", "rocm")->plugin, "a");
   EXPECT_EQ(r.Find("u", "gpu"), nullptr);
-  ASSERT_TRUE(r.Register({"any", "", "d", "", h}).ok());
+  ASSERT_TRUE(r.Register({"any", "", "d", "", h, {}}).ok());
   EXPECT_EQ(r.Find("any", "cpu")->plugin, "d");
 }
 

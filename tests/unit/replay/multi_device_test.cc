@@ -20,6 +20,8 @@
 #include "replay/multi_device/device_arguments.h"
 #include "replay/multi_device/multi_device_runner.h"
 #include "replay/session.h"
+#include "plugins/api/custom_call_registry.h"
+#include "plugins/spmd/spmd_plugin.h"
 #include "replay_test_util.h"
 
 namespace hlowb {
@@ -599,6 +601,120 @@ ENTRY e {
   ASSERT_EQ(r.results.size(), 6u);
   EXPECT_EQ(PrintShapedLiteral(r.results[4]), "(u32[], u32[]) (1, 1)");
   EXPECT_EQ(PrintShapedLiteral(r.results[2]), "(u32[], u32[]) (0, 2)");
+}
+
+// ------------------------------------------------------------------------------------------
+// SPMD shard conversions: each device takes its partition's tile, and shard-to-full puts
+// together every partition's tile of the same replica.
+
+// full(r, c) = 10 r + c; each partition adds 1000 * partition + 100000 * replica to its tile,
+// then the tiles are put back together under `tiling`.
+std::string SpmdRoundTrip(const std::string& tiling, int64_t replicas, int64_t partitions,
+                          int64_t shard_rows) {
+  std::string text = StrCat(R"(
+ENTRY e {
+  i = f32[8,3] iota(), iota_dimension=0
+  j = f32[8,3] iota(), iota_dimension=1
+  ten = f32[] constant(10)
+  tens = f32[8,3] broadcast(ten), dimensions={}
+  ri = f32[8,3] multiply(i, tens)
+  full = f32[8,3] add(ri, j)
+  s = f32[8,3] custom-call(full), custom_call_target="Sharding", sharding=)", tiling, R"(
+  shard = f32[2,3] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  pid = u32[] partition-id()
+  pf = f32[] convert(pid)
+  rid = u32[] replica-id()
+  rf = f32[] convert(rid)
+  k = f32[] constant(1000)
+  kr = f32[] constant(100000)
+  pk = f32[] multiply(pf, k)
+  rk = f32[] multiply(rf, kr)
+  add = f32[] add(pk, rk)
+  addb = f32[2,3] broadcast(add), dimensions={}
+  shifted = f32[2,3] add(shard, addb)
+  ms = f32[2,3] custom-call(shifted), custom_call_target="Sharding", sharding={manual}
+  ROOT f = f32[8,3] custom-call(ms), custom_call_target="SPMDShardToFullShape", sharding=)",
+                        tiling, "\n}\n");
+  const std::string shard = StrCat("f32[", shard_rows, ",3]");
+  for (size_t at = 0; (at = text.find("f32[2,3]", at)) != std::string::npos; at += shard.size()) {
+    text.replace(at, 8, shard);
+  }
+  return HloText(text, replicas, partitions);
+}
+
+MultiDeviceOptions WithSpmdPlugin() {
+  CustomCallRegistry registry;
+  EXPECT_TRUE(RegisterSpmdPlugin(&registry).ok());
+  MultiDeviceOptions o;
+  o.evaluator.custom_call = CustomCallDispatcher::Create(std::move(registry), {})->AsFunction();
+  return o;
+}
+
+TEST(MultiDeviceSpmd, EachPartitionTakesItsTileAndShardToFullGathersThem) {
+  // Tile t is held by partition order[t].
+  const std::vector<int64_t> order = {2, 0, 3, 1};
+  DevicesRun r = RunOnDevices(SpmdRoundTrip("{devices=[4,1]2,0,3,1}", 1, 4, 2), 1, 4, 0,
+                              WithSpmdPlugin());
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.results.size(), 4u);
+  std::vector<float> expected;
+  for (int row = 0; row < 8; ++row) {
+    for (int col = 0; col < 3; ++col) {
+      expected.push_back(static_cast<float>(10 * row + col + 1000 * order[row / 2]));
+    }
+  }
+  for (int64_t d = 0; d < 4; ++d) EXPECT_EQ(Floats(r.results[d]), expected) << "device " << d;
+}
+
+TEST(MultiDeviceSpmd, ShardsAreExchangedWithinAReplicaAndReplicatedTilesAgree) {
+  // 2 replicas x 4 partitions; tiles of 4 rows held by two partitions each (the last tile
+  // dimension replicates): tile 0 by partitions 0 and 1 (which add different amounts, so the
+  // later one, partition 1, is what the full value shows), tile 1 by 2 and 3.
+  DevicesRun r = RunOnDevices(
+      SpmdRoundTrip("{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", 2, 4, 4),
+      2, 4, 0, WithSpmdPlugin());
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.results.size(), 8u);
+  for (int64_t d = 0; d < 8; ++d) {
+    const int64_t replica = d / 4;
+    std::vector<float> expected;
+    for (int row = 0; row < 8; ++row) {
+      const int64_t holder = row < 4 ? 1 : 3;
+      for (int col = 0; col < 3; ++col) {
+        expected.push_back(static_cast<float>(10 * row + col + 1000 * holder + 100000 * replica));
+      }
+    }
+    EXPECT_EQ(Floats(r.results[d]), expected) << "device " << d;
+  }
+}
+
+TEST(MultiDeviceSpmd, APartitionThatSkipsTheExchangeIsADeadlock) {
+  // Partition 1 takes the other branch and never reaches the shard-to-full conversion.
+  std::string text = HloText(R"(
+ENTRY e {
+  x = f32[4] iota(), iota_dimension=0
+  s = f32[4] custom-call(x), custom_call_target="Sharding", sharding={devices=[2]0,1}
+  m = f32[2] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  pid = u32[] partition-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(pid, zero), direction=EQ
+  ROOT c = f32[4] conditional(first, m, m), true_computation=gather_it, false_computation=skip
+}
+)", 1, 2, R"(
+gather_it {
+  a = f32[2] parameter(0)
+  ROOT f = f32[4] custom-call(a), custom_call_target="SPMDShardToFullShape", sharding={devices=[2]0,1}
+}
+skip {
+  b = f32[2] parameter(0)
+  ROOT z = f32[4] broadcast(f32[] constant(0)), dimensions={}
+}
+)");
+  DevicesRun r = RunOnDevices(text, 1, 2, 0, WithSpmdPlugin());
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_TRUE(Contains(std::string(r.status.message()), "%f")) << r.status;
+  EXPECT_TRUE(Contains(std::string(r.status.message()), "deadlock")) << r.status;
+  EXPECT_LT(r.seconds, 5.0);
 }
 
 // ------------------------------------------------------------------------------------------
