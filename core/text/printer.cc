@@ -913,7 +913,7 @@ std::string PrintComputation(const Computation& comp, const PrintOptions& option
 
 void AppendModule(const Module& module, const PrintOptions& options, std::string* out) {
   const ModuleConfig& c = module.config();
-  StrAppend(out, "HloModule ", module.name());
+  StrAppend(out, "HloModule ", NeedsSigil(module.name()) ? "%" : "", module.name());
   if (c.is_scheduled) out->append(", is_scheduled=true");
   if (c.has_input_output_alias) {
     std::vector<std::string> e;
