@@ -28,6 +28,7 @@
 #include "core/ir/module.h"
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
+#include "latency_probe.h"
 
 namespace hlowb::viewer {
 namespace {
@@ -131,19 +132,6 @@ std::set<std::string> ShownNames(const GraphView& view) {
 }
 
 // CPU time of the calling thread, in ms.
-double ThreadCpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-// The 1-minute load average (runnable processes), 0 when unknown.
-double SystemLoad() {
-  QFile f("/proc/loadavg");
-  if (!f.open(QIODevice::ReadOnly)) return 0;
-  return f.readLine().split(' ').value(0).toDouble();
-}
-
 // Waits for the layout started by the last call to finish; false on failure or timeout.
 bool WaitLayout(GraphView& view, QSignalSpy& finished, int timeout_ms = 60000) {
   QElapsedTimer t;
@@ -545,33 +533,9 @@ ENTRY main {
     view_->show();
     QVERIFY(QTest::qWaitForWindowExposed(view_.get()));
 
-    // The probe measures wall-clock gaps between its ticks and, to tell our blocking from an
-    // overloaded machine's scheduling, the UI thread's CPU time within each gap.
-    QElapsedTimer clock;
-    clock.start();
-    qint64 last = clock.elapsed();
-    double last_cpu = ThreadCpuMs();
-    qint64 max_gap = 0;
-    double max_cpu_gap = 0;
-    QString worst, worst_cpu;
-    QString phase = "parse";
-    QTimer probe;
-    probe.setInterval(10);
-    QObject::connect(&probe, &QTimer::timeout, [&] {
-      qint64 now = clock.elapsed();
-      double cpu = ThreadCpuMs();
-      if (now - last > max_gap) {
-        max_gap = now - last;
-        worst = phase;
-      }
-      if (cpu - last_cpu > max_cpu_gap) {
-        max_cpu_gap = cpu - last_cpu;
-        worst_cpu = phase;
-      }
-      last = now;
-      last_cpu = cpu;
-    });
-    probe.start();
+    hlowb::testing::LatencyProbe probe;
+    probe.SetPhase("parse");
+    probe.Start();
 
     std::string path = largest.string();
     auto parsed = std::async(std::launch::async, [path]() -> std::shared_ptr<const Module> {
@@ -592,13 +556,13 @@ ENTRY main {
     }
     QVERIFY(biggest != nullptr);
 
-    phase = "neighborhood";
+    probe.SetPhase("neighborhood");
     QVERIFY(Relayout([&] { view_->SetComputation(module, biggest); }));
     QVERIFY(view_->InNeighborhoodMode());
     QVERIFY(view_->NodeCount() <= view_->neighborhood_threshold());
     QTest::qWait(100);
 
-    phase = "whole graph";
+    probe.SetPhase("whole graph");
     QElapsedTimer whole;
     whole.start();
     QVERIFY(Relayout([&] { view_->ShowWholeGraph(); }));
@@ -606,16 +570,16 @@ ENTRY main {
     QVERIFY(view_->NodeCount() > view_->neighborhood_threshold());
     QTest::qWait(200);  // painting, deleting the old scene
 
-    phase = "scroll";
+    probe.SetPhase("scroll");
     QGraphicsView* gv = view_->graphicsView();
     for (int i = 0; i < 10; ++i) {
       gv->verticalScrollBar()->setValue(gv->verticalScrollBar()->value() + 400);
       QTest::qWait(20);
     }
-    phase = "select";
+    probe.SetPhase("select");
     view_->FindNext("fusion");
     QTest::qWait(100);
-    probe.stop();
+    probe.Stop();
 
     // Exported at a scale where the canvas would use its far-zoom picture, every item still
     // draws itself into the file.
@@ -630,26 +594,28 @@ ENTRY main {
     }
     QVERIFY2(inked > 100, qPrintable(QString::number(inked)));
 
-    double load = SystemLoad();
-    int cpus = std::max(1, QThread::idealThreadCount());
+    const double load = hlowb::testing::SystemLoad();
+    const qint64 max_gap = probe.max_gap();
+    const double max_cpu_gap = probe.max_cpu_gap();
     qInfo(
         "%s: %s (%d instructions, %d nodes drawn); whole graph in %lld ms; max event-loop "
-        "gap %lld ms (%s), UI-thread CPU in a gap at most %.0f ms (%s); load %.1f on %d CPUs",
+        "gap %lld ms (%s), UI-thread CPU in a gap at most %.0f ms (%s); load %.1f",
         largest.filename().string().c_str(), biggest->name().c_str(), biggest->instruction_count(),
         view_->NodeCount(), static_cast<long long>(whole_ms), static_cast<long long>(max_gap),
-        qPrintable(worst), max_cpu_gap, qPrintable(worst_cpu), load, cpus);
+        qPrintable(probe.worst()), max_cpu_gap, qPrintable(probe.worst_cpu()), load);
     QVERIFY2(max_cpu_gap < 100, qPrintable(QString("the UI thread worked %1 ms without "
                                                    "returning to the event loop during %2")
                                                .arg(max_cpu_gap)
-                                               .arg(worst_cpu)));
-    if (max_gap >= 100 && load > cpus) {
+                                               .arg(probe.worst_cpu())));
+    if (max_gap >= 100 && hlowb::testing::LatencyProbe::MachineOverloaded()) {
       // Other processes held the CPU: the UI thread itself never ran 100 ms (checked above).
-      qWarning("event-loop gap of %lld ms with load %.1f on %d CPUs: wall-clock check skipped",
-               static_cast<long long>(max_gap), load, cpus);
+      qWarning("event-loop gap of %lld ms with load %.1f: wall-clock check skipped",
+               static_cast<long long>(max_gap), load);
       return;
     }
-    QVERIFY2(max_gap < 100,
-             qPrintable(QString("UI thread blocked for %1 ms during %2").arg(max_gap).arg(worst)));
+    QVERIFY2(max_gap < 100, qPrintable(QString("UI thread blocked for %1 ms during %2")
+                                           .arg(max_gap)
+                                           .arg(probe.worst())));
   }
 };
 

@@ -116,6 +116,9 @@ void HloHighlighter::highlightBlock(const QString& s) {
     return;  // not requested yet: leave unformatted (and the state untouched)
   }
   const int n = static_cast<int>(s.size());
+  // Tokens are colored up to this column: past it lines are shown plain, which keeps laying
+  // out the longest lines (tuple shapes, entry layouts of thousands of characters) cheap.
+  const int limit = std::min(n, kMaxHighlightedColumn);
   int i = 0;
   bool in_comment = previousBlockState() == 1;
   if (in_comment) {
@@ -129,7 +132,7 @@ void HloHighlighter::highlightBlock(const QString& s) {
     i = end + 2;
     in_comment = false;
   }
-  while (i < n) {
+  while (i < limit) {
     const QChar c = s[i];
     if (c == u'/' && i + 1 < n && s[i + 1] == u'/') {
       Apply(Token::kComment, i, n - i);

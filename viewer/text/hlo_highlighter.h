@@ -15,6 +15,9 @@
 
 namespace hlowb::viewer {
 
+// Columns past this one are not colored (see highlightBlock).
+inline constexpr int kMaxHighlightedColumn = 2000;
+
 class HloHighlighter : public QSyntaxHighlighter {
   Q_OBJECT
 

@@ -4,6 +4,8 @@
 #include <QApplication>
 #include <QContextMenuEvent>
 #include <QFontDatabase>
+#include <QPointer>
+#include <QTextDocument>
 #include <QKeyEvent>
 #include <QMenu>
 #include <QMouseEvent>
@@ -47,9 +49,15 @@ HloTextEditor::HloTextEditor(QWidget* parent) : QPlainTextEdit(parent) {
   setUndoRedoEnabled(false);
   setLineWrapMode(QPlainTextEdit::NoWrap);
   setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-  setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  // HLO text is ASCII: skipping complex shaping makes laying out long lines cheaper (module
+  // headers and tuple-typed instructions run to thousands of characters).
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  mono.setStyleStrategy(QFont::PreferNoShaping);
+  setFont(mono);
+  document()->setDefaultFont(mono);
   document()->setUndoRedoEnabled(false);
   highlighter_ = new HloHighlighter(document());
+  highlighter_->setParent(this);  // outlives a replaced document
   highlighter_->SetPalette(palette());
   viewport()->setMouseTracking(true);
   gutter_ = new Gutter(this);
@@ -106,6 +114,22 @@ QTextBlock HloTextEditor::LastVisibleBlock(int bottom) const {
     block = block.next();
   }
   return last;
+}
+
+void HloTextEditor::AdoptDocument(QTextDocument* document, HloHighlighter* highlighter) {
+  QPointer<QTextDocument> old_document = this->document();
+  HloHighlighter* old_highlighter = highlighter_;
+  highlighter_ = highlighter;
+  highlighter_->setParent(this);
+  document->setParent(this);
+  document->setUndoRedoEnabled(false);
+  setDocument(document);
+  old_highlighter->setDocument(nullptr);
+  delete old_highlighter;
+  if (old_document && old_document != document && old_document->parent() == this) {
+    delete old_document.data();
+  }
+  UpdateGutterGeometry();
 }
 
 void HloTextEditor::paintEvent(QPaintEvent* event) {

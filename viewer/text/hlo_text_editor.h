@@ -50,6 +50,10 @@ class HloTextEditor : public QPlainTextEdit {
 
   void SetClient(HloTextEditorClient* client) { client_ = client; }
   HloHighlighter* highlighter() const { return highlighter_; }
+  // Shows `document`, built elsewhere (on a worker thread, then moved to this one) with a
+  // QPlainTextDocumentLayout and `highlighter` attached; takes ownership of both and drops the
+  // current document and highlighter.
+  void AdoptDocument(QTextDocument* document, HloHighlighter* highlighter);
   // True while a mouse press on a link is being handled (its cursor move is not an activation).
   bool holding_activation() const { return holding_activation_; }
 

@@ -9,6 +9,10 @@
 #include "viewer/text/hlo_text_view.h"
 
 #include <QAbstractTextDocumentLayout>
+#include <QCoreApplication>
+#include <QPlainTextDocumentLayout>
+#include <QPointer>
+#include <QThread>
 #include <QAction>
 #include <QFrame>
 #include <QHBoxLayout>
@@ -22,10 +26,12 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -179,7 +185,88 @@ class HloTextView::Impl : public HloTextEditorClient {
   int hover_length = 0;
   std::vector<int> back;
   std::vector<int> forward;
+
+  // Loading on a worker thread (see SetModule).
+  struct Loaded;
+  void StartLoad(std::shared_ptr<const Module> m);
+  void FinishLoad(std::uint64_t generation, const std::shared_ptr<Loaded>& loaded);
+  int64_t async_threshold = 2000;
+  std::uint64_t generation = 0;  // bumped by every new content; stale loads are dropped
+  bool loading = false;
+  const Instruction* pending_instruction = nullptr;  // shown when the load completes
+  const Computation* pending_computation = nullptr;
 };
+
+// What the worker hands back: the index, and the document with its layout and highlighter
+// (moved to the UI thread). Deleted with deleteLater if the view never takes it.
+struct HloTextView::Impl::Loaded {
+  HloTextIndex index;
+  QTextDocument* document = nullptr;
+  HloHighlighter* highlighter = nullptr;  // a child of `document` until adopted
+  int block_count = 0;
+  ~Loaded() {
+    if (document != nullptr) document->deleteLater();
+  }
+};
+
+void HloTextView::Impl::StartLoad(std::shared_ptr<const Module> m) {
+  loading = true;
+  const std::uint64_t gen = generation;
+  const QFont font = editor->document()->defaultFont();
+  const QPalette palette = editor->palette();
+  QThread* ui_thread = QThread::currentThread();
+  QPointer<HloTextView> view(q);
+  std::thread([m = std::move(m), gen, font, palette, ui_thread, view] {
+    auto loaded = std::make_shared<Loaded>();
+    loaded->index = HloTextIndex::Build(*m);
+    QString text = Sanitize(QString::fromUtf8(loaded->index.text));
+    std::string().swap(loaded->index.text);
+    auto* doc = new QTextDocument;
+    doc->setUndoRedoEnabled(false);
+    doc->setDocumentLayout(new QPlainTextDocumentLayout(doc));
+    doc->setDefaultFont(font);
+    // Attached before the text goes in, so its pass over the new blocks runs here too.
+    auto* highlighter = new HloHighlighter(doc);
+    highlighter->SetPalette(palette);
+    highlighter->Reset(loaded->index.line_count);
+    doc->setPlainText(text);
+    loaded->block_count = doc->blockCount();
+    doc->moveToThread(ui_thread);  // with its children: the layout and the highlighter
+    loaded->document = doc;
+    loaded->highlighter = highlighter;
+    QMetaObject::invokeMethod(
+        view.data() != nullptr ? static_cast<QObject*>(view.data()) : QCoreApplication::instance(),
+        [view, gen, loaded] {
+          if (view) view->impl_->FinishLoad(gen, loaded);
+        },
+        Qt::QueuedConnection);
+  }).detach();
+}
+
+void HloTextView::Impl::FinishLoad(std::uint64_t gen, const std::shared_ptr<Loaded>& loaded) {
+  if (gen != generation || !loading) return;  // replaced meanwhile: `loaded` cleans up
+  loading = false;
+  ++programmatic;
+  index = std::move(loaded->index);
+  folded.assign(index.computations.size(), false);
+  editor->AdoptDocument(loaded->document, loaded->highlighter);
+  loaded->document = nullptr;
+  if (loaded->block_count != index.line_count) index.structured = false;
+  editor->RefreshDecorations();
+  editor->moveCursor(QTextCursor::Start);
+  --programmatic;
+  UpdateSelections();
+  // The requested position is shown on the next turn of the event loop, so that taking the
+  // document and laying out the lines shown there are two separate slices of UI-thread work.
+  QTimer::singleShot(1, q, [this, gen] {
+    if (gen != generation) return;
+    const Instruction* instruction = std::exchange(pending_instruction, nullptr);
+    const Computation* computation = std::exchange(pending_computation, nullptr);
+    if (computation != nullptr) ShowComputation(computation);
+    if (instruction != nullptr) ShowInstruction(instruction);
+    emit q->textLoaded();
+  });
+}
 
 HloTextView::Impl::Impl(HloTextView* view) : q(view) {
   auto* layout = new QVBoxLayout(q);
@@ -264,6 +351,10 @@ void HloTextView::Impl::SetText(const QString& text, int line_count) {
 }
 
 void HloTextView::Impl::ResetState() {
+  ++generation;
+  loading = false;
+  pending_instruction = nullptr;
+  pending_computation = nullptr;
   module.reset();
   index = HloTextIndex();
   folded.clear();
@@ -493,6 +584,12 @@ void HloTextView::Impl::PlaceCursor(int line, int column, bool center) {
 }
 
 void HloTextView::Impl::ShowInstruction(const Instruction* instruction) {
+  pending_computation = nullptr;
+  if (loading) {
+    pending_instruction = instruction;
+    return;
+  }
+  pending_instruction = nullptr;
   const int ii = index.InstructionIndex(instruction);
   if (ii < 0 || index.instructions[ii].line < 0) return;
   const HloTextIndex::InstructionPos& ip = index.instructions[ii];
@@ -503,6 +600,12 @@ void HloTextView::Impl::ShowInstruction(const Instruction* instruction) {
 }
 
 void HloTextView::Impl::ShowComputation(const Computation* computation) {
+  pending_instruction = nullptr;
+  if (loading) {
+    pending_computation = computation;
+    return;
+  }
+  pending_computation = nullptr;
   const int ci = index.ComputationIndex(computation);
   if (ci < 0 || index.computations[ci].header_line < 0) return;
   const HloTextIndex::ComputationPos& cp = index.computations[ci];
@@ -665,10 +768,17 @@ HloTextView::~HloTextView() {
 }
 
 void HloTextView::SetModule(std::shared_ptr<const Module> module) {
-  // The module already shown: keep the cursor, folds and history.
+  // The module already shown (or loading): keep the cursor, folds and history.
   if (module && module == impl_->module && impl_->error_line == 0) return;
   ++impl_->programmatic;
   impl_->ResetState();
+  if (module && module->instruction_count() >= impl_->async_threshold) {
+    impl_->module = module;
+    impl_->SetText(tr("Loading %1 instructions…").arg(module->instruction_count()), 1);
+    --impl_->programmatic;
+    impl_->StartLoad(std::move(module));
+    return;
+  }
   if (module) {
     impl_->index = HloTextIndex::Build(*module);
     impl_->module = std::move(module);
@@ -770,6 +880,12 @@ void HloTextView::SetComputationFolded(const Computation* computation, bool fold
 }
 
 QString HloTextView::PlainText() const { return impl_->editor->toPlainText(); }
+
+bool HloTextView::IsLoading() const { return impl_->loading; }
+
+void HloTextView::SetAsyncThreshold(int64_t instructions) {
+  impl_->async_threshold = instructions;
+}
 
 QPlainTextEdit* HloTextView::editor() const { return impl_->editor; }
 

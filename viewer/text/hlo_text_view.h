@@ -18,6 +18,7 @@
 
 #include <QString>
 #include <QWidget>
+#include <cstdint>
 #include <memory>
 
 #include "core/ir/computation.h"
@@ -35,7 +36,15 @@ class HloTextView : public QWidget {
   explicit HloTextView(QWidget* parent = nullptr);
   ~HloTextView() override;
 
+  // Shows `module`. A large module (see SetAsyncThreshold) is printed, indexed and put into a
+  // text document on a worker thread, so the UI thread never stalls; until it is in, the view
+  // shows a loading line, IsLoading() is true, and ShowInstruction/ShowComputation requests
+  // are applied when it arrives (textLoaded() is emitted then).
   void SetModule(std::shared_ptr<const Module> module);
+  bool IsLoading() const;
+  // Modules with at least this many instructions load on a worker thread (default 2,000;
+  // 0 = every module, a huge value = none).
+  void SetAsyncThreshold(int64_t instructions);
   // Raw text of a file that failed to parse; line and column are 1-based.
   void SetErrorText(const QString& text, int line, int column, const QString& message);
   void Clear();
@@ -70,6 +79,8 @@ class HloTextView : public QWidget {
   // The user followed a link (clicked a name) or moved the cursor onto a definition.
   void instructionActivated(const hlowb::Instruction* instruction);
   void computationActivated(const hlowb::Computation* computation);
+  // A module that loaded on a worker thread is shown.
+  void textLoaded();
 
  private:
   class Impl;
