@@ -450,6 +450,30 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
     case Opcode::kAllGatherStart:
     case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectivePermute: {
+      if (op != Opcode::kAllGatherStart && ops.size() > 1) {
+        if (ops.size() == 4 && ops[2]->shape().IsTuple()) {
+          return Unimplemented(instr, "the four-operand (in-place slice) form of collective-permute");
+        }
+        // The combined form: every operand is permuted alike into a tuple of results.
+        bool self = false;
+        for (const auto& p : instr.attrs_or_default().source_target_pairs) {
+          if (p.first == 0 && p.second == 0) self = true;
+        }
+        std::vector<Literal> inputs, received;
+        for (const Literal* o : ops) {
+          inputs.push_back(*o);
+          received.push_back(self ? *o : Literal(o->shape()));
+        }
+        Literal result = MakeTuple(std::move(received));
+        if (op == Opcode::kCollectivePermute) return result;
+        std::vector<Literal> elems;
+        elems.push_back(MakeTuple(std::move(inputs)));
+        elems.push_back(std::move(result));
+        for (int k = 2; instr.shape().IsTuple() && k < instr.shape().tuple_count(); ++k) {
+          elems.push_back(Zeros(instr.shape().tuple_shape(k)));
+        }
+        return MakeTuple(std::move(elems));
+      }
       Literal data = *ops[0];
       if (op != Opcode::kAllGatherStart) {
         bool self = false;

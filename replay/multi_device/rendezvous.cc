@@ -483,11 +483,13 @@ class DeviceEndpoint final : public DeviceCollectives {
 
   absl::StatusOr<Literal> RunPermute(const Instruction& instr, int64_t occurrence,
                                      const Operands& ops) {
-    if (ops.size() != 1) {
+    // Several array operands (the combined form) are permuted alike, each into its own result.
+    if (ops.size() == 4 && ops[2]->shape().IsTuple()) {
       return absl::UnimplementedError(
           StrCat(Ref(instr), ": the four-operand (in-place slice) form of collective-permute is "
                  "not modelled by multi-device replay"));
     }
+    const bool combined = ops.size() > 1;
     auto it = permutes_.find(&instr);
     if (it == permutes_.end()) {
       absl::StatusOr<Permute> p = Permute{};
@@ -511,16 +513,33 @@ class DeviceEndpoint final : public DeviceCollectives {
     }
     const Shape& out_shape = start ? instr.shape().tuple_shape(1) : instr.shape();
     if (absl::Status st = CheckMaterialisable(instr, instr.shape()); !st.ok()) return st;
-    Literal received(out_shape);
+    if (combined && (!out_shape.IsTuple() || out_shape.tuple_count() != static_cast<int>(ops.size()))) {
+      return absl::InvalidArgumentError(StrCat(Ref(instr), " permutes ", ops.size(),
+                                               " operands and must return a tuple of as many"));
+    }
+    std::vector<Literal> received;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      received.emplace_back(combined ? out_shape.tuple_shape(static_cast<int>(i)) : out_shape);
+    }
     const Rendezvous::SlotKey key{&instr, occurrence, d_};
     if (!plan.readers.empty()) r_->Post(key, &ops, plan.readers);
     absl::Status st;
+    auto copy_all = [&](const Operands& from) {
+      if (from.size() != ops.size()) {
+        return absl::InvalidArgumentError(
+            StrCat(Ref(instr), ": the devices pass different numbers of operands"));
+      }
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (absl::Status c = CopyInto(instr, *from[i], &received[i]); !c.ok()) return c;
+      }
+      return absl::OkStatus();
+    };
     if (plan.source && *plan.source != d_) {
       std::vector<int64_t> from{*plan.source};
       std::vector<const Operands*> got;
       st = r_->Collect(key, from, &got);
       if (st.ok()) {
-        st = CopyInto(instr, *(*got[0])[0], &received);
+        st = copy_all(*got[0]);
         if (!st.ok()) {
           r_->Abort(absl::Status(st.code(),
                                  StrCat(r_->grid().Describe(d_), ": ", st.message())));
@@ -528,14 +547,21 @@ class DeviceEndpoint final : public DeviceCollectives {
         r_->Release(key, from);
       }
     } else if (plan.source) {
-      st = CopyInto(instr, *ops[0], &received);
+      st = copy_all(ops);
     }
     if (!plan.readers.empty()) r_->Withdraw(key);
     if (!st.ok()) return st;
-    if (!start) return received;
+    Literal result = combined ? Tuple(std::move(received)) : std::move(received[0]);
+    if (!start) return result;
     std::vector<Literal> elems;
-    elems.push_back(*ops[0]);
-    elems.push_back(std::move(received));
+    if (combined) {
+      std::vector<Literal> inputs;
+      for (const Literal* o : ops) inputs.push_back(*o);
+      elems.push_back(Tuple(std::move(inputs)));
+    } else {
+      elems.push_back(*ops[0]);
+    }
+    elems.push_back(std::move(result));
     for (int k = 2; k < instr.shape().tuple_count(); ++k) {
       elems.emplace_back(instr.shape().tuple_shape(k));
     }

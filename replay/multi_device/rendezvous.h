@@ -35,6 +35,8 @@
 //   ragged-all-to-all    rows input[input_offsets[j] : +send_sizes[j]] of each member go to
 //                        rank j, written at that member's output_offsets[j] in rank j's copy
 //                        of its output operand (one offset per member).
+//                        Several array operands (the combined form) are permuted alike,
+//                        into a tuple of results.
 // Not modelled: the four-operand (in-place slice) form of collective-permute, ragged
 // offsets with more than one entry per member, and send/recv; they fail with Unimplemented.
 #ifndef HLOWB_REPLAY_MULTI_DEVICE_RENDEZVOUS_H_

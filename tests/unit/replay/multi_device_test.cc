@@ -533,6 +533,50 @@ ENTRY e {
   EXPECT_EQ(Floats(c.results[3])[0], 200.f);
 }
 
+TEST(MultiDevice, CombinedCollectivePermuteMovesEveryOperandAlike) {
+  // Two operands in one permute (and in its async form) around a ring of 4.
+  DevicesRun r = RunOnDevices(HloText(R"(
+ENTRY e {
+  p = f32[2] parameter(0)
+  n = f32[2] negate(p)
+  c = (f32[2], f32[2]) collective-permute(p, n), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  s = ((f32[2], f32[2]), (f32[2], f32[2]), u32[], u32[]) collective-permute-start(p, n), source_target_pairs={{0,3},{3,2},{2,1},{1,0}}
+  d = (f32[2], f32[2]) collective-permute-done(s)
+  ROOT t = ((f32[2], f32[2]), (f32[2], f32[2])) tuple(c, d)
+}
+)", 4), 4, 1, 2);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  for (int64_t d = 0; d < 4; ++d) {
+    const Literal& t = r.results[d];
+    ASSERT_EQ(t.tuple_elements().size(), 2u);
+    const int64_t prev = (d + 3) % 4, next = (d + 1) % 4;
+    const auto& sync = t.tuple_elements()[0].tuple_elements();
+    const auto& async = t.tuple_elements()[1].tuple_elements();
+    EXPECT_EQ(Floats(sync[0]), (std::vector<float>{100.f * prev, 100.f * prev + 1})) << d;
+    EXPECT_EQ(Floats(sync[1]), (std::vector<float>{-100.f * prev, -100.f * prev - 1})) << d;
+    EXPECT_EQ(Floats(async[0]), (std::vector<float>{100.f * next, 100.f * next + 1})) << d;
+    EXPECT_EQ(Floats(async[1]), (std::vector<float>{-100.f * next, -100.f * next - 1})) << d;
+  }
+  // One device (the evaluator's own path): a pair {0,0} keeps every operand, none gives zeros.
+  for (const char* pairs : {"{{0,0}}", "{}"}) {
+    auto m = Parse(HloText(StrCat(R"(
+ENTRY e {
+  p = f32[2] parameter(0)
+  n = f32[2] negate(p)
+  ROOT c = (f32[2], f32[2]) collective-permute(p, n), source_target_pairs=)", pairs, "\n}\n"), 1));
+    ASSERT_NE(m, nullptr);
+    std::vector<Literal> args;
+    args.push_back(DeviceVector(3, 2));
+    auto out = EvaluateModule(*m, args);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const bool keep = std::string(pairs) == "{{0,0}}";
+    EXPECT_EQ(Floats(out->tuple_elements()[0]),
+              (keep ? std::vector<float>{300, 301} : std::vector<float>{0, 0}));
+    EXPECT_EQ(Floats(out->tuple_elements()[1]),
+              (keep ? std::vector<float>{-300, -301} : std::vector<float>{0, 0}));
+  }
+}
+
 TEST(MultiDevice, RaggedAllToAllMovesRowsToEachPeersOffsets) {
   // Every device sends 1 row from input offset 0 to rank 0 and 2 rows from input offset 2 to
   // rank 1; device d asks its rows to land at offset d on rank 0 and 2 d on rank 1.
