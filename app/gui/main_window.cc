@@ -27,6 +27,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QUrl>
@@ -193,6 +194,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     }
     CheckIdle();
   });
+  connect(text_, &viewer::HloTextView::textLoaded, this, [this] { CheckIdle(); });
   connect(graph_, &viewer::GraphView::layoutFailed, this, [this](const QString& message) {
     pending_graph_select_ = nullptr;
     statusBar()->showMessage(tr("Layout failed: %1").arg(message), 10000);
@@ -1102,7 +1104,23 @@ void MainWindow::SyncSelection(const Instruction* instruction, bool graph, bool 
       graph_->SelectInstruction(instruction);
     }
   }
-  if (text && instruction) text_->ShowInstruction(instruction);
+  if (text && instruction) {
+    if (graph) {
+      // The graph repaints first; the text view scrolls (and lays out the lines it then
+      // shows) in a later slice of UI-thread work, so neither waits for the other's painting.
+      pending_text_show_ = instruction;
+      pending_text_module_ = module_;
+      QTimer::singleShot(0, this, [this] {
+        const Instruction* show = std::exchange(pending_text_show_, nullptr);
+        std::shared_ptr<const Module> owner = std::move(pending_text_module_);
+        pending_text_module_.reset();
+        if (show != nullptr && owner == module_) text_->ShowInstruction(show);
+        CheckIdle();
+      });
+    } else {
+      text_->ShowInstruction(instruction);
+    }
+  }
   if (properties) {
     if (instruction) {
       properties_->SetInstruction(module_, instruction);
@@ -1168,7 +1186,8 @@ void MainWindow::ExportWithDialog(const QString& extension, const QString& filte
 
 bool MainWindow::IsBusy() const {
   return loader_->busy() || waiting_for_state_ || graph_->IsLayoutRunning() ||
-         pending_graph_select_ != nullptr;
+         pending_graph_select_ != nullptr || pending_text_show_ != nullptr ||
+         text_->IsLoading();
 }
 
 void MainWindow::CheckIdle() {

@@ -83,8 +83,8 @@ class MainWindow : public QMainWindow {
   // Number of parsed states held (for tests).
   int KeptStateCount() const;
 
-  // True while anything is loading, a requested state is not yet shown, or the graph is
-  // being laid out.
+  // True while anything is loading, a requested state is not yet shown, the graph is being
+  // laid out or the text view is loading its text.
   bool IsBusy() const;
   QString current_path() const { return current_path_; }
   std::shared_ptr<const Module> current_module() const { return module_; }
@@ -222,6 +222,9 @@ class MainWindow : public QMainWindow {
   QString computation_name_;  // kept across states
   QString selected_name_;     // kept across states
   const Instruction* pending_graph_select_ = nullptr;
+  // A text-view scroll that follows a graph selection, done on the next turn of the event loop.
+  const hlowb::Instruction* pending_text_show_ = nullptr;
+  std::shared_ptr<const hlowb::Module> pending_text_module_;
   bool syncing_ = false;
   bool was_busy_ = false;
   QString theme_ = QStringLiteral("system");

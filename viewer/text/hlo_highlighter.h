@@ -16,7 +16,7 @@
 namespace hlowb::viewer {
 
 // Columns past this one are not colored (see highlightBlock).
-inline constexpr int kMaxHighlightedColumn = 2000;
+inline constexpr int kMaxHighlightedColumn = 1000;
 
 class HloHighlighter : public QSyntaxHighlighter {
   Q_OBJECT
