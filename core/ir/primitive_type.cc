@@ -64,6 +64,16 @@ std::string_view PrimitiveTypeName(PrimitiveType type) {
 }
 
 std::optional<PrimitiveType> ParsePrimitiveType(std::string_view name) {
+  // The types nearly every module uses, without the table scan (the lexer asks for each word).
+  if (name.size() == 3 && name[1] == '3' && name[2] == '2') {
+    if (name[0] == 'f') return PrimitiveType::kF32;
+    if (name[0] == 's') return PrimitiveType::kS32;
+    if (name[0] == 'u') return PrimitiveType::kU32;
+  } else if (name.size() == 4 && name == "pred") {
+    return PrimitiveType::kPred;
+  } else if (name.size() == 4 && name == "bf16") {
+    return PrimitiveType::kBF16;
+  }
   if (name == "opaque_type") return PrimitiveType::kOpaque;
   if (name.empty() || name.size() > 13) return std::nullopt;
   for (const TypeRow& row : kTypes) {
