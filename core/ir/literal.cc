@@ -1,6 +1,41 @@
 #include "core/ir/literal.h"
 
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <new>
+
 namespace hlowb {
+
+namespace {
+constexpr std::size_t kHugeThreshold = std::size_t{4} << 20;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+}  // namespace
+
+void* AllocateLiteralStorage(std::size_t bytes) {
+  if (bytes < kHugeThreshold) return ::operator new(bytes);
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves normal pages
+  return p;
+}
+
+void FreeLiteralStorage(void* p, std::size_t bytes) noexcept {
+  if (bytes < kHugeThreshold) {
+    ::operator delete(p);
+  } else {
+    std::free(p);
+  }
+}
+
+Literal Literal::Uninitialized(Shape shape) {
+  Literal out(std::move(shape), /*allocate=*/false);
+  if (out.shape_.IsArray()) {
+    out.data_.resize(static_cast<size_t>(out.component_count()) * out.component_bytes_);
+  }
+  return out;
+}
 
 Literal::Literal(Shape shape, bool allocate) : shape_(std::move(shape)) {
   if (shape_.IsTuple()) {

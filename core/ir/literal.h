@@ -7,12 +7,50 @@
 #define HLOWB_CORE_IR_LITERAL_H_
 
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "core/ir/shape.h"
 
 namespace hlowb {
+
+// Storage for literal elements. Buffers of 4 MiB and more are aligned to 2 MiB and offered to
+// the kernel as transparent huge pages (a 64 MiB result then takes 32 page faults, not 16,384).
+// Elements are default-initialised, so resize() leaves new bytes unset: Literal zero-fills
+// explicitly, and Literal::Uninitialized skips that for results that are written in full.
+void* AllocateLiteralStorage(std::size_t bytes);
+void FreeLiteralStorage(void* p, std::size_t bytes) noexcept;
+
+template <typename T>
+class LiteralAllocator {
+ public:
+  using value_type = T;
+  LiteralAllocator() noexcept = default;
+  template <typename U>
+  LiteralAllocator(const LiteralAllocator<U>&) noexcept {}  // NOLINT: rebinding
+
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(AllocateLiteralStorage(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { FreeLiteralStorage(p, n * sizeof(T)); }
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <typename U>
+  bool operator==(const LiteralAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+using LiteralBytes = std::vector<uint8_t, LiteralAllocator<uint8_t>>;
 
 class Literal {
  public:
@@ -21,6 +59,9 @@ class Literal {
   // have checked that the element count is reasonable. With allocate=false no element storage
   // is created (for elided literals, whose data is unknown).
   explicit Literal(Shape shape, bool allocate = true);
+  // A literal of array `shape` whose element bytes are left unset: for results the caller
+  // writes completely (elementwise ops), saving a pass over the memory.
+  static Literal Uninitialized(Shape shape);
 
   const Shape& shape() const { return shape_; }
   bool elided() const { return elided_; }
@@ -37,7 +78,7 @@ class Literal {
   // Integer element value with sign extension for signed types.
   int64_t GetInt(int64_t i) const;
 
-  const std::vector<uint8_t>& data() const { return data_; }
+  const LiteralBytes& data() const { return data_; }
   // Element storage viewed as T (the caller picks T matching ByteWidth of the element type:
   // int8_t for s4, uint16_t bits for f16/bf16, std::complex<float> for c64, ...).
   template <typename T>
@@ -48,7 +89,7 @@ class Literal {
   int element_bytes() const {
     return IsComplex(shape_.element_type()) ? 2 * component_bytes_ : component_bytes_;
   }
-  std::vector<uint8_t>* mutable_data() { return &data_; }
+  LiteralBytes* mutable_data() { return &data_; }
 
   const std::vector<Literal>& tuple_elements() const { return tuple_; }
   std::vector<Literal>* mutable_tuple_elements() { return &tuple_; }
@@ -61,7 +102,7 @@ class Literal {
   bool elided_ = false;
   int64_t element_count_ = 0;
   int component_bytes_ = 0;
-  std::vector<uint8_t> data_;
+  LiteralBytes data_;
   std::vector<Literal> tuple_;
 };
 

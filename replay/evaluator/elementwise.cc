@@ -28,10 +28,21 @@ T MulHi(T a, T b) {
   }
 }
 
+// The result of an elementwise op, which writes every element: left unset when the element
+// type O fills the storage exactly (no zeroing pass), zeroed otherwise.
+template <typename O>
+Literal ElementwiseResult(PrimitiveType out_type, const Shape& like) {
+  Literal out = Literal::Uninitialized(ArrayLike(out_type, like));
+  if (static_cast<size_t>(out.element_bytes()) != sizeof(O)) {
+    std::fill(out.mutable_data()->begin(), out.mutable_data()->end(), uint8_t{0});
+  }
+  return out;
+}
+
 template <typename T, typename F>
 Literal Map1(const Literal& x, PrimitiveType out_type, F f) {
   using O = decltype(f(T{}));
-  Literal out(ArrayLike(out_type, x.shape()));
+  Literal out = ElementwiseResult<O>(out_type, x.shape());
   const T* a = x.data_as<T>();
   O* o = out.mutable_data_as<O>();
   int64_t n = x.element_count();
@@ -42,7 +53,7 @@ Literal Map1(const Literal& x, PrimitiveType out_type, F f) {
 template <typename T, typename F>
 Literal Map2(const Literal& x, const Literal& y, PrimitiveType out_type, F f) {
   using O = decltype(f(T{}, T{}));
-  Literal out(ArrayLike(out_type, x.shape()));
+  Literal out = ElementwiseResult<O>(out_type, x.shape());
   const T* __restrict a = x.data_as<T>();
   const T* __restrict b = y.data_as<T>();
   O* __restrict o = out.mutable_data_as<O>();
