@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "replay/evaluator/collective_kernels.h"
 #include "replay/evaluator/eval_internal.h"
 #include "replay/evaluator/semantics.h"
 
@@ -68,9 +69,11 @@ absl::StatusOr<Literal> FromComputeType(Literal r, PrimitiveType rt) {
 
 }  // namespace
 
-absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, const Literal& rhs) {
-  const auto& dn = instr.attrs_or_default().dot_dimension_numbers;
-  DotDimensionNumbers d = dn.value_or(DotDimensionNumbers());
+namespace {
+
+// The dot of `lhs` and `rhs` under `d`, with result element type `rt` (errors name `instr`).
+absl::StatusOr<Literal> DotGeneral(const Instruction& instr, const DotDimensionNumbers& d,
+                                   PrimitiveType rt, const Literal& lhs, const Literal& rhs) {
   const Shape& ls = lhs.shape();
   const Shape& rsh = rhs.shape();
   if (d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size() ||
@@ -109,7 +112,6 @@ absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, co
   }
   for (int64_t x : lf) { M *= ls.dimension(x); out_dims.push_back(ls.dimension(x)); }
   for (int64_t x : rf) { N *= rsh.dimension(x); out_dims.push_back(rsh.dimension(x)); }
-  PrimitiveType rt = instr.shape().element_type();
   PrimitiveType ct = ComputeType(rt);
   auto lc = ToComputeType(lhs, ct);
   if (!lc.ok()) return lc.status();
@@ -147,6 +149,194 @@ absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, co
   });
   if (!st.ok()) return Unimplemented(instr, StrCat("dot producing ", PrimitiveTypeName(rt)));
   return FromComputeType(std::move(out), rt);
+}
+
+// `x` without its size-1 dimension `dim` (row-major data is unchanged).
+Literal DropUnitDimension(Literal x, int64_t dim) {
+  std::vector<int64_t> dims = x.shape().dimensions();
+  dims.erase(dims.begin() + dim);
+  Literal out(Shape::Array(x.shape().element_type(), dims), /*allocate=*/false);
+  *out.mutable_data() = std::move(*x.mutable_data());
+  return out;
+}
+
+// `x` with a new leading dimension of size 1.
+Literal AddLeadingUnitDimension(Literal x) {
+  std::vector<int64_t> dims = x.shape().dimensions();
+  dims.insert(dims.begin(), 1);
+  Literal out(Shape::Array(x.shape().element_type(), dims), /*allocate=*/false);
+  *out.mutable_data() = std::move(*x.mutable_data());
+  return out;
+}
+
+// Dimension numbers of `d` for an rhs that lost dimension `removed`.
+std::vector<int64_t> ShiftPast(const std::vector<int64_t>& dims, int64_t removed) {
+  std::vector<int64_t> out;
+  for (int64_t x : dims) out.push_back(x > removed ? x - 1 : x);
+  return out;
+}
+
+// Group i's rows: [start, start + size) clipped to `extent` (groups past the end are empty).
+std::vector<std::pair<int64_t, int64_t>> GroupRanges(const Literal& group_sizes, int64_t extent) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  int64_t start = 0;
+  for (int64_t i = 0; i < group_sizes.element_count(); ++i) {
+    int64_t size = std::max<int64_t>(group_sizes.GetInt(i), 0);
+    const int64_t begin = std::min(start, extent);
+    const int64_t end = std::min(start + size, extent);
+    ranges.emplace_back(begin, end - begin);
+    start = start + size > extent ? extent : start + size;
+  }
+  return ranges;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, const Literal& rhs) {
+  const auto& dn = instr.attrs_or_default().dot_dimension_numbers;
+  return DotGeneral(instr, dn.value_or(DotDimensionNumbers()), instr.shape().element_type(), lhs,
+                    rhs);
+}
+
+absl::StatusOr<Literal> EvalRaggedDot(const Instruction& instr, const Literal& lhs,
+                                      const Literal& rhs, const Literal& group_sizes) {
+  const DotDimensionNumbers d =
+      instr.attrs_or_default().dot_dimension_numbers.value_or(DotDimensionNumbers());
+  const PrimitiveType rt = instr.shape().element_type();
+  if (d.lhs_ragged_dimensions.size() != 1) {
+    return Invalid(instr, "ragged-dot needs exactly one lhs_ragged_dims entry");
+  }
+  const int64_t ragged = d.lhs_ragged_dimensions[0];
+  if (ragged < 0 || ragged >= lhs.shape().rank()) {
+    return Invalid(instr, "lhs_ragged_dims is out of range");
+  }
+  if (!IsIntegral(group_sizes.shape().element_type()) || group_sizes.shape().rank() != 1) {
+    return Unimplemented(instr, "ragged-dot with group sizes per batch element (group_sizes of "
+                                "rank > 1)");
+  }
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  // A ragged batch dimension: every group is an ordinary batched dot.
+  if (contains(d.lhs_batch_dimensions, ragged)) return DotGeneral(instr, d, rt, lhs, rhs);
+  const auto ranges = GroupRanges(group_sizes, lhs.shape().dimension(ragged));
+  Literal out = Literal(instr.shape());  // zeros: rows (or groups) no group covers stay 0
+  if (contains(d.lhs_contracting_dimensions, ragged)) {
+    // A ragged contracting dimension: result i contracts only group i's slice of it.
+    const int64_t pos = std::find(d.lhs_contracting_dimensions.begin(),
+                                  d.lhs_contracting_dimensions.end(), ragged) -
+                        d.lhs_contracting_dimensions.begin();
+    const int64_t rhs_dim = d.rhs_contracting_dimensions[pos];
+    std::vector<Literal> parts;
+    for (const auto& [start, size] : ranges) {
+      auto l = SliceAlongDimension(lhs, ragged, start, size);
+      if (!l.ok()) return Invalid(instr, std::string(l.status().message()));
+      auto r = SliceAlongDimension(rhs, rhs_dim, start, size);
+      if (!r.ok()) return Invalid(instr, std::string(r.status().message()));
+      auto part = DotGeneral(instr, d, rt, *l, *r);
+      if (!part.ok()) return part.status();
+      parts.push_back(AddLeadingUnitDimension(std::move(*part)));
+    }
+    std::vector<const Literal*> ptrs;
+    for (const Literal& p : parts) ptrs.push_back(&p);
+    if (absl::Status st = ConcatenateAlongDimension(ptrs, 0, &out); !st.ok()) {
+      return Invalid(instr, std::string(st.message()));
+    }
+    return out;
+  }
+  // A ragged non-contracting dimension: group i's rows multiply rhs's group i.
+  if (d.rhs_group_dimensions.size() != 1) {
+    return Invalid(instr, "ragged-dot needs exactly one rhs_group_dims entry");
+  }
+  const int64_t group_dim = d.rhs_group_dimensions[0];
+  if (group_dim < 0 || group_dim >= rhs.shape().rank() ||
+      rhs.shape().dimension(group_dim) != group_sizes.element_count()) {
+    return Invalid(instr, "rhs_group_dims does not match the number of groups");
+  }
+  DotDimensionNumbers sub = d;
+  sub.rhs_batch_dimensions = ShiftPast(d.rhs_batch_dimensions, group_dim);
+  sub.rhs_contracting_dimensions = ShiftPast(d.rhs_contracting_dimensions, group_dim);
+  sub.lhs_ragged_dimensions.clear();
+  sub.rhs_group_dimensions.clear();
+  // Where the ragged dimension lands in the result: after the batch dimensions, at its place
+  // among lhs's free dimensions.
+  int64_t out_dim = static_cast<int64_t>(d.lhs_batch_dimensions.size());
+  for (int64_t i = 0; i < ragged; ++i) {
+    if (!contains(d.lhs_batch_dimensions, i) && !contains(d.lhs_contracting_dimensions, i)) {
+      ++out_dim;
+    }
+  }
+  std::vector<Literal> parts;
+  int64_t covered = 0;
+  for (size_t g = 0; g < ranges.size(); ++g) {
+    const auto [start, size] = ranges[g];
+    auto l = SliceAlongDimension(lhs, ragged, start, size);
+    if (!l.ok()) return Invalid(instr, std::string(l.status().message()));
+    auto r = SliceAlongDimension(rhs, group_dim, static_cast<int64_t>(g), 1);
+    if (!r.ok()) return Invalid(instr, std::string(r.status().message()));
+    auto part = DotGeneral(instr, sub, rt, *l, DropUnitDimension(std::move(*r), group_dim));
+    if (!part.ok()) return part.status();
+    parts.push_back(std::move(*part));
+    covered = start + size;
+  }
+  const int64_t extent = lhs.shape().dimension(ragged);
+  if (covered < extent) {
+    // Rows after the last group: zeros.
+    std::vector<int64_t> dims = instr.shape().dimensions();
+    dims[out_dim] = extent - covered;
+    parts.emplace_back(Shape::Array(rt, dims));
+  }
+  std::vector<const Literal*> ptrs;
+  for (const Literal& p : parts) ptrs.push_back(&p);
+  if (absl::Status st = ConcatenateAlongDimension(ptrs, out_dim, &out); !st.ok()) {
+    return Invalid(instr, std::string(st.message()));
+  }
+  return out;
+}
+
+absl::StatusOr<Literal> EvalScaledDot(const Instruction& instr, const Literal& lhs,
+                                      const Literal& lhs_scale, const Literal& rhs,
+                                      const Literal& rhs_scale) {
+  // Each operand times its scale, the scale's element covering a block of operand elements
+  // (operand dimension / scale dimension along every dimension), in f32; then a dot.
+  auto dequantize = [&](const Literal& x, const Literal& scale,
+                        const char* which) -> absl::StatusOr<Literal> {
+    const Shape& xs = x.shape();
+    const Shape& ss = scale.shape();
+    if (xs.rank() != ss.rank()) {
+      return Invalid(instr, StrCat(which, " scale must have the rank of its operand"));
+    }
+    std::vector<int64_t> block(xs.rank());
+    for (int d = 0; d < xs.rank(); ++d) {
+      if (ss.dimension(d) <= 0 || xs.dimension(d) % ss.dimension(d) != 0) {
+        return Invalid(instr, StrCat(which, " scale dimension ", d, " (", ss.dimension(d),
+                                     ") must divide the operand's (", xs.dimension(d), ")"));
+      }
+      block[d] = xs.dimension(d) / ss.dimension(d);
+    }
+    auto xf = EvalConvert(x, PrimitiveType::kF32);
+    if (!xf.ok()) return xf.status();
+    auto sf = EvalConvert(scale, PrimitiveType::kF32);
+    if (!sf.ok()) return sf.status();
+    float* px = xf->mutable_data_as<float>();
+    const float* ps = sf->data_as<float>();
+    std::vector<int64_t> idx(xs.rank(), 0);
+    for (int64_t i = 0; i < xf->element_count(); ++i) {
+      int64_t si = 0;
+      for (int d = 0; d < xs.rank(); ++d) si = si * ss.dimension(d) + idx[d] / block[d];
+      px[i] *= ps[si];
+      for (int d = xs.rank() - 1; d >= 0; --d) {
+        if (++idx[d] < xs.dimension(d)) break;
+        idx[d] = 0;
+      }
+    }
+    return xf;
+  };
+  auto l = dequantize(lhs, lhs_scale, "lhs");
+  if (!l.ok()) return l.status();
+  auto r = dequantize(rhs, rhs_scale, "rhs");
+  if (!r.ok()) return r.status();
+  return EvalDot(instr, *l, *r);
 }
 
 absl::StatusOr<Literal> EvalConvolution(const Instruction& instr, const Literal& lhs,

@@ -243,6 +243,15 @@ absl::StatusOr<Literal> EvalSelectAndScatter(Evaluator& ev, const Instruction& i
                                              const Operands& ops);
 
 absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, const Literal& rhs);
+// ragged-dot: groups of lhs's ragged dimension (sizes from `group_sizes`, rank 1) multiply
+// rhs's group (ragged non-contracting dimension), contract separately (ragged contracting
+// dimension: one result per group, stacked in front), or batch as usual.
+absl::StatusOr<Literal> EvalRaggedDot(const Instruction& instr, const Literal& lhs,
+                                      const Literal& rhs, const Literal& group_sizes);
+// scaled-dot: each operand multiplied by its block scale (f32), then the dot.
+absl::StatusOr<Literal> EvalScaledDot(const Instruction& instr, const Literal& lhs,
+                                      const Literal& lhs_scale, const Literal& rhs,
+                                      const Literal& rhs_scale);
 absl::StatusOr<Literal> EvalConvolution(const Instruction& instr, const Literal& lhs,
                                         const Literal& rhs);
 absl::StatusOr<Literal> EvalGather(const Instruction& instr, const Literal& operand,

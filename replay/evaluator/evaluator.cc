@@ -301,6 +301,12 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
     case Opcode::kDot:
       if (ops.size() != 2) return Unimplemented(instr, "sparse dot (sparsity metadata operands)");
       return EvalDot(instr, *ops[0], *ops[1]);
+    case Opcode::kRaggedDot:
+      if (ops.size() != 3) return Invalid(instr, "ragged-dot takes lhs, rhs and group sizes");
+      return EvalRaggedDot(instr, *ops[0], *ops[1], *ops[2]);
+    case Opcode::kScaledDot:
+      if (ops.size() != 4) return Invalid(instr, "scaled-dot takes lhs, lhs_scale, rhs, rhs_scale");
+      return EvalScaledDot(instr, *ops[0], *ops[1], *ops[2], *ops[3]);
     case Opcode::kConvolution: return EvalConvolution(instr, *ops[0], *ops[1]);
     case Opcode::kGather: return EvalGather(instr, *ops[0], *ops[1]);
     case Opcode::kScatter: return EvalScatter(*this, instr, ops);

@@ -153,6 +153,54 @@ TEST(EvalDot, MatmulBatchIntegerAndOperandOrder) {
             "c64[] (-1, 0)");
 }
 
+TEST(EvalRaggedDot, NonContractingContractingAndBatchGroups) {
+  // Ragged rows: rows 0-1 use rhs group 0 (identity), row 2 uses group 1 (doubling), row 3
+  // is in no group (zeros).
+  EXPECT_EQ(Op("f32[4,2] ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, "
+               "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}",
+               {"f32[4,2]", "f32[2,2,2]", "s32[2]"},
+               {"f32[4,2] {{1, 2}, {3, 4}, {5, 6}, {7, 8}}",
+                "f32[2,2,2] {{{1, 0}, {0, 1}}, {{2, 0}, {0, 2}}}", "s32[2] {2, 1}"}),
+            "f32[4,2] { {1, 2}, {3, 4}, {10, 12}, {0, 0} }");
+  // An excluded row's zeros hold even when the rhs holds inf (no 0 * inf).
+  EXPECT_EQ(Op("f32[2,1] ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, "
+               "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}",
+               {"f32[2,1]", "f32[1,1,1]", "s32[1]"},
+               {"f32[2,1] {{2}, {3}}", "f32[1,1,1] {{{inf}}}", "s32[1] {1}"}),
+            "f32[2,1] { {inf}, {0} }");
+  // Ragged contracting dimension: result g contracts only group g's columns.
+  EXPECT_EQ(Op("s32[2,1,1] ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, "
+               "rhs_contracting_dims={0}, lhs_ragged_dims={1}",
+               {"s32[1,3]", "s32[3,1]", "s32[2]"},
+               {"s32[1,3] {{1, 2, 3}}", "s32[3,1] {{10}, {100}, {1000}}", "s32[2] {1, 2}"}),
+            "s32[2,1,1] { { {10} }, { {3200} } }");
+  // Ragged batch dimension: an ordinary batched dot.
+  EXPECT_EQ(Op("f32[2,1,1] ragged-dot(p0, p1, p2), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+               "lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}",
+               {"f32[2,1,2]", "f32[2,2,1]", "s32[1]"},
+               {"f32[2,1,2] {{{1, 2}}, {{3, 4}}}", "f32[2,2,1] {{{1}, {1}}, {{2}, {0.5}}}",
+                "s32[1] {2}"}),
+            "f32[2,1,1] { { {3} }, { {8} } }");
+}
+
+TEST(EvalScaledDot, BlockScalesMultiplyBeforeTheDot) {
+  // lhs [1,4] with one scale per block of 2 columns; rhs [4,1] with one scale for all.
+  EXPECT_EQ(Op("f32[1,1] scaled-dot(p0, p1, p2, p3), lhs_contracting_dims={1}, "
+               "rhs_contracting_dims={0}",
+               {"f32[1,4]", "f32[1,2]", "f32[4,1]", "f32[1,1]"},
+               {"f32[1,4] {{1, 1, 1, 1}}", "f32[1,2] {{2, 10}}", "f32[4,1] {{1}, {2}, {3}, {4}}",
+                "f32[1,1] {{0.5}}"}),
+            // (2*1 + 2*2 + 10*3 + 10*4) * 0.5
+            "f32[1,1] { {38} }");
+  EXPECT_NE(Op("f32[1,1] scaled-dot(p0, p1, p2, p3), lhs_contracting_dims={1}, "
+               "rhs_contracting_dims={0}",
+               {"f32[1,4]", "f32[1,3]", "f32[4,1]", "f32[1,1]"},
+               {"f32[1,4] {{1, 1, 1, 1}}", "f32[1,3] {{1, 1, 1}}", "f32[4,1] {{1}, {2}, {3}, {4}}",
+                "f32[1,1] {{1}}"})
+                .find("must divide"),
+            std::string::npos);
+}
+
 TEST(EvalConvolution, StridesPaddingDilationGroups) {
   // 1-D: input [1,1,4] (b f 0), kernel [1,1,2] (o i 0).
   EXPECT_EQ(Op("f32[1,1,3] convolution(p0, p1), window={size=2}, dim_labels=bf0_oi0->bf0",
