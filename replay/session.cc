@@ -4,7 +4,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
+#include "absl/strings/str_join.h"
 #include "core/analysis/verifier.h"
 #include "core/support/strings.h"
 #include "replay/data/fake_data.h"
@@ -154,6 +156,12 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   const int runs_per_iteration = options_.reference_platform.empty() ? 1 : 2;
   const int64_t total_runs = int64_t{options_.iterations} * runs_per_iteration;
   FakeDataEngine engine(options_.seed);
+  if (options_.host_transfers != "error" && options_.host_transfers != "zeros" &&
+      options_.host_transfers != "fake") {
+    return absl::InvalidArgumentError(StrCat("--host_transfers must be error, zeros or fake, not '",
+                                             options_.host_transfers, "'"));
+  }
+  std::set<std::string> host_fed, host_dropped;  // instruction names, for the report
 
   auto evaluate = [&](const std::vector<Literal>& args, int iteration, bool reference,
                       int64_t run_number, double* seconds) -> absl::StatusOr<Literal> {
@@ -162,6 +170,23 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     eo.cancel = cancel;
     eo.seed = options_.seed;
     eo.custom_call = options_.custom_call;
+    if (options_.host_transfers != "error") {
+      // Every run draws the same host data: a fresh engine per run, seeded alike.
+      auto host_engine = std::make_shared<FakeDataEngine>(options_.seed ^ 0x486f7374u);
+      eo.host_transfer = [this, host_engine, &host_fed, &host_dropped](
+                             const Instruction& instr,
+                             const Literal* sent) -> absl::StatusOr<Literal> {
+        if (sent != nullptr) {
+          host_dropped.insert(instr.name());
+          return Literal();
+        }
+        host_fed.insert(instr.name());
+        const Shape& data = instr.shape().tuple_shape(0);
+        if (options_.host_transfers == "zeros") return Literal(data);
+        return MakeFakeLiteral(data, host_engine.get(), FakeValueConstraint{},
+                               options_.use_large_float_range);
+      };
+    }
     if (progress) {
       std::string what = StrCat(reference ? "reference " : "", "iteration ", iteration + 1);
       eo.progress = [&progress, run_number, total_runs, what](int64_t done, int64_t total,
@@ -262,6 +287,14 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
       it.compared_against = expected_name;
     }
     report.iterations.push_back(std::move(it));
+  }
+  if (!host_fed.empty()) {
+    report.warnings.push_back(StrCat("host transfers fed with ", options_.host_transfers, ": ",
+                                     absl::StrJoin(host_fed, ", ")));
+  }
+  if (!host_dropped.empty()) {
+    report.warnings.push_back(
+        StrCat("values sent to the host were dropped: ", absl::StrJoin(host_dropped, ", ")));
   }
   return report;
 }

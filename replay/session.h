@@ -71,6 +71,11 @@ struct ReplayOptions {
   // device on several devices.
   std::string hlo_argument_mode;
   double collective_timeout_seconds = 600;
+  // What the host sends to infeed and to host recvs: "error" (stop, naming the instruction),
+  // "zeros", or "fake" (seeded fake data). Values for outfeed and host sends are dropped. The
+  // report's warnings say which instructions were fed. One device only (a multi-device run
+  // with zeros or fake stops with Unimplemented).
+  std::string host_transfers = "error";
   // Statistics of every instruction's result cost a pass over it; only when set.
   std::function<void(const InstructionProfile&)> on_instruction;
   // Computes custom-call instructions (see plugins/api/custom_call_registry.h); unset: a custom

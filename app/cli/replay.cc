@@ -44,7 +44,9 @@ constexpr char kUsage[] =
     "      full reference run; run_hlo_module's status table\n"
     "  DIR --module=M --bisect_passes  replay each pass state of a dump that changed the\n"
     "      program with before_optimizations' arguments; the first pass that diverges\n"
-    "  --custom_call_fallback=error|zeros|snapshot  custom calls without a handler\n";
+    "  --custom_call_fallback=error|zeros|snapshot  custom calls without a handler\n"
+    "  --host_transfers=error|zeros|fake  what the host sends to infeed and host recvs\n"
+    "      (outfeed and host sends are dropped; the report names the instructions)\n";
 
 std::string Ms(double seconds) {
   char buf[32];
@@ -141,7 +143,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "abs_error_bound", "rel_error_bound", "input_literals_file",
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
                   "num_replicas", "num_partitions", "hlo_argument_mode",
-                  "custom_call_fallback", "module"},
+                  "custom_call_fallback", "host_transfers", "module"},
                  &args, &error) ||
       args.positional.empty()) {
     std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
@@ -212,6 +214,11 @@ int RunReplay(const std::vector<std::string>& argv_in) {
     } catch (...) {
       return usage_error(StrCat("--", name, " must be a positive integer"));
     }
+  }
+  options.host_transfers = args.Get("host_transfers", "error");
+  if (options.host_transfers != "error" && options.host_transfers != "zeros" &&
+      options.host_transfers != "fake") {
+    return usage_error("--host_transfers must be error, zeros or fake");
   }
   options.hlo_argument_mode = args.Get("hlo_argument_mode", "");
   if (!options.hlo_argument_mode.empty()) {

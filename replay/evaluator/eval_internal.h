@@ -195,6 +195,8 @@ class Evaluator {
   const Plan& GetPlan(const Computation& c);
   absl::StatusOr<Literal> Dispatch(const Instruction& instr, const Operands& ops);
   absl::StatusOr<Literal> EvalWhile(const Instruction& instr, const Operands& ops);
+  // infeed, outfeed, send, recv and their -done forms, through options_.host_transfer.
+  absl::StatusOr<Literal> EvalHostTransfer(const Instruction& instr, const Operands& ops);
   absl::StatusOr<Literal> EvalConditional(const Instruction& instr, const Operands& ops);
 
   const EvaluatorOptions& options_;

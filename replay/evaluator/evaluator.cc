@@ -7,6 +7,7 @@
 // instead (the -done ops stay here: they only unpack their -start value).
 #include <chrono>
 
+#include "core/text/printer.h"
 #include "replay/evaluator/eval_internal.h"
 
 namespace hlowb {
@@ -185,6 +186,52 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
   int r = plan.index.at(root);
   if (values[r] == &owned[r]) return std::move(owned[r]);
   return *values[r];
+}
+
+absl::StatusOr<Literal> Evaluator::EvalHostTransfer(const Instruction& instr,
+                                                     const Operands& ops) {
+  const Opcode op = instr.opcode();
+  const bool host = op == Opcode::kInfeed || op == Opcode::kOutfeed ||
+                    instr.attrs_or_default().is_host_transfer;
+  if (!host) {
+    return Unimplemented(instr, StrCat(OpcodeName(op), " between devices (only host transfers, "
+                                       "is_host_transfer=true, are replayed)"));
+  }
+  if (op == Opcode::kSendDone) return Literal(Shape::Token());
+  if (op == Opcode::kRecvDone) {
+    // (data, token) from recv's (data, context, token).
+    if (ops.empty() || !ops[0]->shape().IsTuple() || ops[0]->tuple_elements().empty()) {
+      return Invalid(instr, "recv-done needs the value of a recv");
+    }
+    return MakeTuple({ops[0]->tuple_elements()[0], Literal(Shape::Token())});
+  }
+  if (!options_.host_transfer) {
+    return Unimplemented(instr, StrCat(OpcodeName(op), " (a host transfer): choose what the host "
+                                       "sends with --host_transfers=zeros or fake"));
+  }
+  const Shape& s = instr.shape();
+  if (op == Opcode::kOutfeed || op == Opcode::kSend) {
+    if (ops.empty()) return Invalid(instr, "nothing to send");
+    auto r = options_.host_transfer(instr, ops[0]);
+    if (!r.ok()) return r.status();
+    if (op == Opcode::kOutfeed) return Literal(Shape::Token());
+    if (!s.IsTuple() || s.tuple_count() < 3) {
+      return Invalid(instr, "send must return (data, context, token)");
+    }
+    return MakeTuple({*ops[0], Zeros(s.tuple_shape(1)), Literal(Shape::Token())});
+  }
+  // infeed: (data, token); recv: (data, context, token).
+  if (!s.IsTuple() || s.tuple_count() < 2) {
+    return Invalid(instr, StrCat(OpcodeName(op), " must return a tuple with its data first"));
+  }
+  auto data = options_.host_transfer(instr, nullptr);
+  if (!data.ok()) return data.status();
+  if (!data->shape().Compatible(s.tuple_shape(0))) {
+    return Invalid(instr, StrCat("the host gave ", PrintShape(data->shape(), false), " for ",
+                                 PrintShape(s.tuple_shape(0), false)));
+  }
+  if (op == Opcode::kInfeed) return MakeTuple({std::move(*data), Literal(Shape::Token())});
+  return MakeTuple({std::move(*data), Zeros(s.tuple_shape(1)), Literal(Shape::Token())});
 }
 
 absl::StatusOr<Literal> Evaluator::EvalWhile(const Instruction& instr, const Operands& ops) {
@@ -371,6 +418,12 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
     case Opcode::kAddDependency:
     case Opcode::kDomain: return *ops[0];
     case Opcode::kAfterAll: return Literal(Shape::Token());
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kRecv:
+    case Opcode::kSendDone:
+    case Opcode::kRecvDone: return EvalHostTransfer(instr, ops);
     case Opcode::kGetDimensionSize: {
       Literal out(Shape::Array(PrimitiveType::kS32, {}));
       if (instr.dimensions().empty() || instr.dimensions()[0] < 0 ||

@@ -79,6 +79,11 @@ struct EvaluatorOptions {
   // Values for constants whose data was elided (`{...}`) in the input. Unset: such a constant
   // stops evaluation with FailedPrecondition naming it.
   std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant;
+  // Host transfers: infeed and recv with is_host_transfer=true ask it for their data (`sent`
+  // is null; return a literal of the data shape); outfeed and host sends hand it their value
+  // (`sent` is set; the returned literal is ignored). Unset: these ops stop with Unimplemented
+  // naming the instruction. Device-to-device send/recv is not modelled.
+  std::function<absl::StatusOr<Literal>(const Instruction&, const Literal* sent)> host_transfer;
   // Multi-device runs: this device's ids and collectives. Null: a single device.
   DeviceCollectives* collectives = nullptr;
 };

@@ -39,6 +39,11 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
                                       ReplayReport* report) {
   report->num_replicas = grid.num_replicas;
   report->num_partitions = grid.num_partitions;
+  if (options.host_transfers != "error") {
+    return absl::UnimplementedError(
+        StrCat("--host_transfers=", options.host_transfers, " feeds host transfers on one device "
+               "only; this run has ", grid.size(), " devices"));
+  }
   std::optional<ArgumentMode> mode;
   if (!options.hlo_argument_mode.empty()) {
     auto m = ParseArgumentMode(options.hlo_argument_mode);

@@ -67,6 +67,52 @@ TEST(ReplaySession, SameSeedSameResults) {
   EXPECT_FALSE(a->iterations[0].arguments[0] == c->iterations[0].arguments[0]);
 }
 
+TEST(ReplaySession, HostTransfersAreFedOnlyWhenAsked) {
+  // infeed and a host recv take host data; outfeed and a host send give it away.
+  auto m = Parse(R"(HloModule host
+ENTRY e {
+  p = f32[3] parameter(0)
+  t = token[] after-all()
+  in = (f32[3], token[]) infeed(t)
+  x = f32[3] get-tuple-element(in), index=0
+  r = (f32[3], u32[], token[]) recv(t), channel_id=1, is_host_transfer=true
+  rd = (f32[3], token[]) recv-done(r), channel_id=1, is_host_transfer=true
+  y = f32[3] get-tuple-element(rd), index=0
+  s = (f32[3], u32[], token[]) send(p, t), channel_id=2, is_host_transfer=true
+  sd = token[] send-done(s), channel_id=2, is_host_transfer=true
+  o = token[] outfeed(p, t), outfeed_shape=f32[3]
+  xy = f32[3] add(x, y)
+  ROOT sum = f32[3] add(xy, p)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  ReplayOptions o;
+  auto stopped = ReplaySession(*m, o).Run();
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_NE(stopped.status().message().find("%in"), std::string::npos) << stopped.status();
+  EXPECT_NE(stopped.status().message().find("--host_transfers"), std::string::npos);
+
+  o.host_transfers = "zeros";
+  auto zeros = ReplaySession(*m, o).Run();
+  ASSERT_TRUE(zeros.ok()) << zeros.status();
+  // Zeros from the host: the result is the argument.
+  EXPECT_TRUE(zeros->iterations[0].result == zeros->iterations[0].arguments[0]);
+  std::string warnings;
+  for (const std::string& w : zeros->warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("fed with zeros: in, r"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("dropped: o, s"), std::string::npos) << warnings;
+
+  o.host_transfers = "fake";
+  auto fake = ReplaySession(*m, o).Run();
+  auto again = ReplaySession(*m, o).Run();
+  ASSERT_TRUE(fake.ok() && again.ok());
+  EXPECT_FALSE(fake->iterations[0].result == fake->iterations[0].arguments[0]);
+  EXPECT_TRUE(fake->iterations[0].result == again->iterations[0].result);  // seeded
+
+  o.host_transfers = "sometimes";
+  EXPECT_FALSE(ReplaySession(*m, o).Run().ok());
+}
+
 TEST(ReplaySession, PlatformsNotBuiltAndUnknown) {
   auto m = Parse(kAdd);
   for (const char* p : {"cpu", "cuda"}) {
