@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "app/gui/loader.h"
+#include "app/gui/replay_controller.h"
 #include "core/ir/module.h"
 
 class QAction;
@@ -36,6 +37,8 @@ class GraphView;
 class HloTextView;
 class ModulesModel;
 class PropertiesPanel;
+class ReplayPanel;
+struct ReplaySettings;
 class TimelineFilterModel;
 class TimelineModel;
 }  // namespace hlowb::viewer
@@ -97,6 +100,13 @@ class MainWindow : public QMainWindow {
   viewer::GraphView* graph_view() const { return graph_; }
   viewer::HloTextView* text_view() const { return text_; }
   viewer::PropertiesPanel* properties_panel() const { return properties_; }
+  viewer::ReplayPanel* replay_panel() const { return replay_panel_; }
+  ReplayController* replay_controller() const { return replay_; }
+  // Replays the shown module in the worker process with the panel's settings.
+  void StartReplay(const viewer::ReplaySettings& settings);
+  // Writes what reproduces the last replay to `dir`: the module (module.hlo, or the file it
+  // came from when it is a snapshot) and README.txt with the command line.
+  absl::Status SaveReplayReproducer(const QString& dir);
   viewer::ModulesModel* modules_model() const { return modules_model_; }
   viewer::TimelineModel* timeline_model() const { return timeline_model_; }
   viewer::TimelineFilterModel* timeline_filter() const { return timeline_filter_; }
@@ -172,6 +182,10 @@ class MainWindow : public QMainWindow {
   viewer::GraphView* graph_ = nullptr;
   viewer::HloTextView* text_ = nullptr;
   viewer::PropertiesPanel* properties_ = nullptr;
+  viewer::ReplayPanel* replay_panel_ = nullptr;
+  ReplayController* replay_ = nullptr;
+  quint64 replay_id_ = 0;
+  hlowb::worker::ReplayRequest last_replay_;
   viewer::ModulesModel* modules_model_ = nullptr;
   QSortFilterProxyModel* modules_proxy_ = nullptr;
   viewer::TimelineModel* timeline_model_ = nullptr;

@@ -59,6 +59,10 @@ void ReplayController::Cancel(uint64_t id) {
   }
 }
 
+void ReplayController::StopWorker() {
+  if (process_ != nullptr || running_id_ != 0) OnWorkerGone(tr("stopped"));
+}
+
 void ReplayController::EnsureWorker() {
   if (process_ != nullptr) return;
   process_ = new QProcess(this);

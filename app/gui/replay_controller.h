@@ -41,6 +41,9 @@ class ReplayController : public QObject {
   void Cancel(uint64_t id);
   bool IsBusy() const { return running_id_ != 0 || pending_.has_value(); }
   bool WorkerRunning() const { return process_ != nullptr; }
+  // Ends the worker process now (a running request fails with "stopped"); the next Submit
+  // starts a new one with the current command.
+  void StopWorker();
 
  signals:
   void progress(quint64 id, qint64 done, qint64 total, const QString& what);

@@ -32,6 +32,8 @@
 #include "viewer/models/models.h"
 #include "viewer/text/hlo_text_view.h"
 #include "viewer/widgets/properties_panel.h"
+#include "viewer/widgets/replay_panel.h"
+#include <QPushButton>
 
 using hlowb::Computation;
 using hlowb::Instruction;
@@ -483,6 +485,60 @@ class MainWindowTest : public QObject {
   }
 
   // `hlowb gui --screenshot=FILE` and `hlowb PATH --screenshot=FILE` write a PNG and exit 0.
+  // Replay from the window: the sample's optimized state replays in the worker process and
+  // matches the reference; a worker that aborts mid-run leaves the window responsive with the
+  // error shown and the same document open, and a reproducer can be saved.
+  void ReplayPanelRunsInTheWorkerAndSurvivesACrash() {
+    auto w = NewWindow();
+    w->replay_controller()->SetWorkerCommand(QStringLiteral(HLOWB_BINARY),
+                                             {QStringLiteral("worker")});
+    w->Open(OpenRequest{kSampleDump, QStringLiteral("1"), QStringLiteral("after"), {}});
+    QVERIFY(WaitIdle(*w));
+    std::shared_ptr<const hlowb::Module> m = w->current_module();
+    QVERIFY(m);
+    hlowb::viewer::ReplayPanel* panel = w->replay_panel();
+    QSignalSpy finished(w->replay_controller(), &hlowb::gui::ReplayController::finished);
+    QSignalSpy failed(w->replay_controller(), &hlowb::gui::ReplayController::failed);
+    panel->run_button()->click();
+    QVERIFY(panel->running());
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(panel->Verdict(), QStringLiteral("MATCHED"));
+    QVERIFY(panel->Details().contains(QStringLiteral("reference platform interpreter")));
+    QVERIFY(!panel->running());
+
+    // Cancel a run in progress.
+    w->replay_controller()->SetWorkerCommand(QStringLiteral(HLOWB_BINARY),
+                                             {QStringLiteral("worker")});
+    panel->run_button()->click();
+    panel->cancel_button()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->running(), 30000);
+    QVERIFY2(panel->Verdict().contains(QStringLiteral("ancel")) ||
+                 panel->Verdict() == QStringLiteral("MATCHED"),  // finished before the cancel
+             qPrintable(panel->Verdict()));
+
+    // A crash mid-run: a fresh worker with the test-only abort flag.
+    w->replay_controller()->SetWorkerCommand(
+        QStringLiteral(HLOWB_BINARY),
+        {QStringLiteral("worker"), QStringLiteral("--test_abort_after_instructions=4")});
+    w->replay_controller()->StopWorker();
+    const int failures = failed.count();
+    panel->run_button()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() > failures, 30000);
+    QVERIFY2(panel->Verdict().contains(QStringLiteral("crashed")), qPrintable(panel->Verdict()));
+    QVERIFY(panel->save_button()->isEnabled());
+    QCOMPARE(w->current_module(), m);  // the same document stays open
+    QVERIFY(w->text_view()->PlainText().contains(QStringLiteral("ENTRY")));
+    QTest::qWait(50);  // and the event loop runs
+
+    QVERIFY(w->SaveReplayReproducer(scratch_.filePath(QStringLiteral("repro"))).ok());
+    QVERIFY(QFileInfo(scratch_.filePath(QStringLiteral("repro/module.hlo"))).size() > 0);
+    QFile readme(scratch_.filePath(QStringLiteral("repro/README.txt")));
+    QVERIFY(readme.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(readme.readAll());
+    QVERIFY(text.contains(QStringLiteral("hlowb replay module.hlo --reference_platform=interpreter")));
+    QVERIFY(text.contains(QStringLiteral("crashed")));
+  }
+
   void ScreenshotCommandWritesPng() {
     const QString binary = QStringLiteral(HLOWB_BINARY);
     QVERIFY2(QFileInfo(binary).isExecutable(), qPrintable(binary));
