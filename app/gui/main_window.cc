@@ -198,6 +198,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     CheckIdle();
   });
   connect(text_, &viewer::HloTextView::textLoaded, this, [this] { CheckIdle(); });
+  connect(graph_, &viewer::GraphView::exportFinished, this,
+          [this](const QString& path, const QString& error) {
+            if (error.isEmpty()) {
+              statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+            } else {
+              statusBar()->clearMessage();
+              QMessageBox::warning(this, tr("Export failed"), error);
+            }
+          });
   connect(graph_, &viewer::GraphView::layoutFailed, this, [this](const QString& message) {
     pending_graph_select_ = nullptr;
     statusBar()->showMessage(tr("Layout failed: %1").arg(message), 10000);
@@ -1223,6 +1232,11 @@ void MainWindow::ExportWithDialog(const QString& extension, const QString& filte
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + extension;
   settings.setValue(QStringLiteral("lastExportDir"), QFileInfo(path).absolutePath());
+  // Pictures of big graphs take a while to draw: they are written on a worker thread.
+  if (graph_->ExportInBackground(path)) {
+    statusBar()->showMessage(tr("Exporting %1…").arg(path));
+    return;
+  }
   absl::Status status = ExportView(path);
   if (status.ok()) {
     statusBar()->showMessage(tr("Exported %1").arg(path), 5000);

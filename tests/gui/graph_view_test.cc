@@ -579,6 +579,26 @@ ENTRY main {
     probe.SetPhase("select");
     view_->FindNext("fusion");
     QTest::qWait(100);
+    // Exporting the whole drawing runs on a worker thread too.
+    probe.SetPhase("export in background");
+    QTemporaryDir export_dir;
+    const QString svg = export_dir.filePath("large.svg");
+    QSignalSpy exported(view_.get(), &GraphView::exportFinished);
+    QElapsedTimer export_timer;
+    export_timer.start();
+    QVERIFY(view_->ExportInBackground(svg));
+    QVERIFY(exported.wait(120000));
+    const qint64 export_ms = export_timer.elapsed();
+    QCOMPARE(exported.first().at(0).toString(), svg);
+    QVERIFY2(exported.first().at(1).toString().isEmpty(),
+             qPrintable(exported.first().at(1).toString()));
+    QFile svg_file(svg);
+    QVERIFY(svg_file.open(QIODevice::ReadOnly));
+    const QByteArray svg_text = svg_file.readAll();
+    QVERIFY(svg_text.contains("<svg"));
+    QVERIFY(svg_text.contains(QByteArray::fromStdString(biggest->root()->name())));
+    qInfo("background SVG export: %lld ms, %lld bytes", static_cast<long long>(export_ms),
+          static_cast<long long>(svg_text.size()));
     probe.Stop();
 
     // Exported at a scale where the canvas would use its far-zoom picture, every item still

@@ -855,4 +855,21 @@ void GraphScene::NodeDoubleClicked(int node) {
   if (callbacks_.double_clicked) callbacks_.double_clicked(node);
 }
 
+void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFonts& fonts,
+                     bool dark, double lod) {
+  // The scene's z order: frames by depth, then edge tiles, edges, nodes.
+  std::vector<int> frames;
+  for (int i = 0; i < static_cast<int>(model.nodes.size()); ++i) {
+    if (model.nodes[i].frame) frames.push_back(i);
+  }
+  std::stable_sort(frames.begin(), frames.end(),
+                   [&](int a, int b) { return model.nodes[a].depth < model.nodes[b].depth; });
+  for (int i : frames) PaintNode(painter, model.nodes[i], fonts, 0, lod, dark);
+  for (const EdgeTile& t : model.tiles) PaintTile(painter, t, lod, dark);
+  for (const EdgeSpec& e : model.edges) PaintEdge(painter, e, fonts, 0, lod, dark);
+  for (const NodeSpec& n : model.nodes) {
+    if (!n.frame) PaintNode(painter, n, fonts, 0, lod, dark);
+  }
+}
+
 }  // namespace hlowb::viewer::gv

@@ -216,6 +216,11 @@ void PaintNode(QPainter* painter, const NodeSpec& node, const LabelFonts& fonts,
 void PaintEdge(QPainter* painter, const EdgeSpec& edge, const LabelFonts& fonts, uint8_t state,
                double lod, bool dark);
 void PaintTile(QPainter* painter, const EdgeTile& tile, double lod, bool dark);
+// The whole model as the scene's items draw it when exporting (cluster frames, edges, edge
+// labels, nodes; every label at full detail), in scene coordinates. Any thread: it reads only
+// the immutable model and `fonts`, which must have been made on the calling thread.
+void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFonts& fonts,
+                     bool dark, double lod);
 
 }  // namespace hlowb::viewer::gv
 

@@ -7,6 +7,12 @@
 // bounded number per event-loop slice.
 #include "viewer/graph/graph_view.h"
 
+#include <thread>
+
+#include <QCoreApplication>
+
+#include <QPointer>
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEvent>
@@ -1273,36 +1279,35 @@ bool GraphView::IsLayoutRunning() const { return impl_->running; }
 
 int GraphView::NodeCount() const { return impl_->scene ? impl_->scene->model().drawn_nodes : 0; }
 
-absl::Status GraphView::ExportSvg(const QString& path) {
-  Impl& d = *impl_;
-  if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
-  QRectF src = d.scene->sceneRect();
-  QSvgGenerator gen;
-  gen.setFileName(path);
-  gen.setSize(src.size().toSize());
-  gen.setViewBox(QRectF(QPointF(0, 0), src.size()));
-  gen.setTitle(d.comp ? Q(d.comp->name()) : QString("graph"));
-  gen.setDescription(tr("HLO Workbench graph view"));
-  QPainter painter;
-  if (!painter.begin(&gen)) {
-    return absl::PermissionDeniedError("cannot write the SVG file '" + path.toStdString() +
-                                       "': check that its folder exists and is writable");
-  }
-  painter.fillRect(QRectF(QPointF(0, 0), src.size()), d.scene->dark() ? Qt::black : Qt::white);
-  d.scene->SetExporting(true);
-  d.scene->render(&painter, QRectF(QPointF(0, 0), src.size()), src);
-  d.scene->SetExporting(false);
-  painter.end();
-  if (QFileInfo(path).size() <= 0) {
-    return absl::InternalError("the SVG file '" + path.toStdString() + "' was not written");
-  }
-  return absl::OkStatus();
-}
+namespace {
 
-absl::Status GraphView::ExportPng(const QString& path) {
-  Impl& d = *impl_;
-  if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
-  QRectF src = d.scene->sceneRect();
+// Writes the model as an SVG or PNG file; any thread (fonts are made here from `font`).
+absl::Status WriteGraphImage(const gv::SceneModel& model, const QString& font, bool dark,
+                             const QString& path, const QString& title, bool svg) {
+  const gv::LabelFonts fonts = gv::LabelFonts::FromDescription(font);
+  const QRectF src = model.bounds;
+  const QColor background = dark ? Qt::black : Qt::white;
+  if (svg) {
+    QSvgGenerator gen;
+    gen.setFileName(path);
+    gen.setSize(src.size().toSize());
+    gen.setViewBox(QRectF(QPointF(0, 0), src.size()));
+    gen.setTitle(title);
+    gen.setDescription(QStringLiteral("HLO Workbench graph view"));
+    QPainter painter;
+    if (!painter.begin(&gen)) {
+      return absl::PermissionDeniedError("cannot write the SVG file '" + path.toStdString() +
+                                         "': check that its folder exists and is writable");
+    }
+    painter.fillRect(QRectF(QPointF(0, 0), src.size()), background);
+    painter.translate(-src.topLeft());
+    gv::PaintSceneModel(&painter, model, fonts, dark, 1.0);
+    painter.end();
+    if (QFileInfo(path).size() <= 0) {
+      return absl::InternalError("the SVG file '" + path.toStdString() + "' was not written");
+    }
+    return absl::OkStatus();
+  }
   // Up to 2 pixels per point, capped at 16k pixels a side and 32M pixels in all (128 MB).
   double s = 2.0;
   s = std::min(s, 16000.0 / std::max(1.0, src.width()));
@@ -1312,19 +1317,57 @@ absl::Status GraphView::ExportPng(const QString& path) {
              std::max(1, static_cast<int>(src.height() * s)));
   QImage image(size, QImage::Format_ARGB32_Premultiplied);
   if (image.isNull()) return absl::ResourceExhaustedError("not enough memory for the PNG image");
-  image.fill(d.scene->dark() ? Qt::black : Qt::white);
+  image.fill(background);
   {
     QPainter painter(&image);
     painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
-    d.scene->SetExporting(true);
-    d.scene->render(&painter, QRectF(QPointF(0, 0), QSizeF(size)), src);
-    d.scene->SetExporting(false);
+    painter.scale(s, s);
+    painter.translate(-src.topLeft());
+    gv::PaintSceneModel(&painter, model, fonts, dark, s);
   }
   if (!image.save(path, "PNG")) {
     return absl::PermissionDeniedError("cannot write the PNG file '" + path.toStdString() +
                                        "': check that its folder exists and is writable");
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status GraphView::ExportSvg(const QString& path) {
+  Impl& d = *impl_;
+  if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
+  return WriteGraphImage(d.scene->model(), d.font_description, d.scene->dark(), path,
+                         d.comp ? Q(d.comp->name()) : QStringLiteral("graph"), true);
+}
+
+absl::Status GraphView::ExportPng(const QString& path) {
+  Impl& d = *impl_;
+  if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
+  return WriteGraphImage(d.scene->model(), d.font_description, d.scene->dark(), path,
+                         d.comp ? Q(d.comp->name()) : QStringLiteral("graph"), false);
+}
+
+bool GraphView::ExportInBackground(const QString& path) {
+  Impl& d = *impl_;
+  const QString ext = QFileInfo(path).suffix().toLower();
+  if (!d.scene || (ext != QLatin1String("svg") && ext != QLatin1String("png"))) return false;
+  std::shared_ptr<const gv::SceneModel> model = d.scene->model_ptr();
+  const QString font = d.font_description;
+  const bool dark = d.scene->dark();
+  const QString title = d.comp ? Q(d.comp->name()) : QStringLiteral("graph");
+  QPointer<GraphView> view(this);
+  std::thread([model, font, dark, path, title, view, svg = ext == QLatin1String("svg")] {
+    absl::Status st = WriteGraphImage(*model, font, dark, path, title, svg);
+    const QString error = st.ok() ? QString() : QString::fromStdString(std::string(st.message()));
+    QMetaObject::invokeMethod(
+        view.data() != nullptr ? static_cast<QObject*>(view.data()) : QCoreApplication::instance(),
+        [view, path, error] {
+          if (view) emit view->exportFinished(path, error);
+        },
+        Qt::QueuedConnection);
+  }).detach();
+  return true;
 }
 
 absl::Status GraphView::ExportDot(const QString& path) {

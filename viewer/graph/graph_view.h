@@ -73,6 +73,10 @@ class GraphView : public QWidget {
   absl::Status ExportSvg(const QString& path);
   absl::Status ExportPng(const QString& path);
   absl::Status ExportDot(const QString& path);
+  // Writes the graph shown now as SVG or PNG (by extension) on a worker thread, from the same
+  // drawing the export functions above make; exportFinished follows. False when there is no
+  // graph or the extension is neither.
+  bool ExportInBackground(const QString& path);
 
   // --- Options and queries added after the first version (all additive). ---
 
@@ -109,6 +113,8 @@ class GraphView : public QWidget {
   void layoutFinished(int nodes, double seconds);
   void layoutFailed(const QString& message);
   void statusMessage(const QString& message);
+  // An ExportInBackground finished; `error` is empty on success.
+  void exportFinished(const QString& path, const QString& error);
 
  private:
   class Impl;
