@@ -24,6 +24,8 @@
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QHBoxLayout>
+#include <QFrame>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTableView>
@@ -41,6 +43,7 @@
 #include "viewer/widgets/properties_panel.h"
 #include "viewer/widgets/replay_panel.h"
 #include "core/text/printer.h"
+#include "core/analysis/diff.h"
 #include "core/support/file_util.h"
 
 namespace hlowb::gui {
@@ -157,7 +160,29 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   splitter_->setStretchFactor(0, 3);
   splitter_->setStretchFactor(1, 2);
   splitter_->setChildrenCollapsible(false);
-  setCentralWidget(splitter_);
+  // The diff bar: what the shown state was compared with and the counts by kind.
+  diff_bar_ = new QFrame;
+  diff_bar_->setObjectName(QStringLiteral("diffBar"));
+  diff_bar_->setFrameShape(QFrame::StyledPanel);
+  auto* diff_layout = new QHBoxLayout(diff_bar_);
+  diff_layout->setContentsMargins(6, 2, 6, 2);
+  diff_summary_ = new QLabel;
+  diff_summary_->setObjectName(QStringLiteral("diffSummary"));
+  diff_summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* diff_close = new QToolButton;
+  diff_close->setText(tr("Clear"));
+  diff_close->setToolTip(tr("Stop comparing"));
+  connect(diff_close, &QToolButton::clicked, this, [this] { ClearDiff(); });
+  diff_layout->addWidget(diff_summary_, 1);
+  diff_layout->addWidget(diff_close);
+  diff_bar_->hide();
+  auto* central = new QWidget;
+  auto* central_layout = new QVBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->setSpacing(0);
+  central_layout->addWidget(diff_bar_);
+  central_layout->addWidget(splitter_, 1);
+  setCentralWidget(central);
 
   BuildDocks();
   BuildActions();
@@ -421,6 +446,10 @@ void MainWindow::BuildActions() {
 
   // View: docks, timeline filter, graph controls, theme.
   menuBar()->addMenu(view_menu_);
+  QAction* compare = view_menu_->addAction(tr("&Compare with Previous Step"), this,
+                                           [this] { CompareWithPreviousStep(); });
+  compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+  compare->setShortcutContext(Qt::WindowShortcut);
   view_menu_->addSeparator();
   QAction* hide = view_menu_->addAction(tr("&Hide Unchanged Passes"));
   hide->setCheckable(true);
@@ -1009,6 +1038,7 @@ void MainWindow::RecomputeTimeline() {
 
 void MainWindow::ShowModule(std::shared_ptr<const Module> module, int row) {
   if (!module) return;
+  if (module != module_) ClearDiff();  // marks name the shown module's instructions
   syncing_ = true;
   pending_graph_select_ = nullptr;
   properties_->Clear();
@@ -1353,6 +1383,53 @@ absl::Status MainWindow::SaveReplayReproducer(const QString& dir) {
                        replay_panel_->Verdict().toStdString() + "\n" +
                        replay_panel_->Details().toStdString() + "\n";
   return WriteStringToFile(out.filePath(QStringLiteral("README.txt")).toStdString(), readme);
+}
+
+bool MainWindow::CompareWithPreviousStep() {
+  if (!module_ || shown_row_ <= 0 || shown_row_ >= static_cast<int>(rows_.size())) {
+    statusBar()->showMessage(tr("No previous step to compare with"), 5000);
+    return false;
+  }
+  const int previous = shown_row_ - 1;
+  std::shared_ptr<const Module> before = rows_[previous].module;
+  if (!before) {
+    statusBar()->showMessage(tr("The previous step is still loading; try again"), 5000);
+    loader_->RequestState(previous);
+    return false;
+  }
+  const ModuleDiff diff = DiffModules(*before, *module_);
+  std::unordered_map<const Instruction*, uint8_t> marks;
+  for (const ComputationDiff& c : diff.computations) {
+    for (const InstructionDiff& row : c.rows) {
+      if (row.b == nullptr) continue;
+      if (row.kind == DiffKind::kAdded) marks[row.b] = 1;
+      if (row.kind == DiffKind::kChanged) marks[row.b] = 2;
+    }
+  }
+  graph_->SetDiffMarks(std::move(marks));
+  const DiffCounts& n = diff.counts;
+  diff_summary_->setText(
+      tr("Compared with %1: %2 changed, %3 added, %4 removed, %5 unchanged (%6 renamed). "
+         "Green: added; orange: changed.")
+          .arg(Q(states_[previous].label))
+          .arg(n.changed)
+          .arg(n.added)
+          .arg(n.removed)
+          .arg(n.unchanged)
+          .arg(n.renamed));
+  diff_bar_->show();
+  return true;
+}
+
+void MainWindow::ClearDiff() {
+  if (!diff_bar_->isVisible() && diff_summary_->text().isEmpty()) return;
+  graph_->SetDiffMarks({});
+  diff_summary_->clear();
+  diff_bar_->hide();
+}
+
+QString MainWindow::diff_summary() const {
+  return diff_bar_->isVisible() ? diff_summary_->text() : QString();
 }
 
 }  // namespace hlowb::gui

@@ -20,6 +20,7 @@
 
 class QAction;
 class QCheckBox;
+class QFrame;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -102,6 +103,14 @@ class MainWindow : public QMainWindow {
   viewer::PropertiesPanel* properties_panel() const { return properties_; }
   viewer::ReplayPanel* replay_panel() const { return replay_panel_; }
   ReplayController* replay_controller() const { return replay_; }
+  // Colours the graph by a diff against the previous step of the timeline (green added,
+  // orange changed) and shows the counts by kind in the diff bar; false when there is no
+  // previous step or it is not loaded yet (it is then requested). Showing another state or
+  // ClearDiff() ends it.
+  bool CompareWithPreviousStep();
+  void ClearDiff();
+  // The diff bar's text; empty when not comparing.
+  QString diff_summary() const;
   // Replays the shown module in the worker process with the panel's settings.
   void StartReplay(const viewer::ReplaySettings& settings);
   // Writes what reproduces the last replay to `dir`: the module (module.hlo, or the file it
@@ -183,6 +192,8 @@ class MainWindow : public QMainWindow {
   viewer::HloTextView* text_ = nullptr;
   viewer::PropertiesPanel* properties_ = nullptr;
   viewer::ReplayPanel* replay_panel_ = nullptr;
+  QFrame* diff_bar_ = nullptr;
+  QLabel* diff_summary_ = nullptr;
   ReplayController* replay_ = nullptr;
   quint64 replay_id_ = 0;
   hlowb::worker::ReplayRequest last_replay_;

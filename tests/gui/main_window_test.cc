@@ -25,6 +25,8 @@
 #include <memory>
 
 #include "app/gui/main_window.h"
+#include "core/analysis/diff.h"
+#include "core/text/parser.h"
 #include "core/ir/computation.h"
 #include "core/ir/instruction.h"
 #include "core/ir/module.h"
@@ -485,6 +487,57 @@ class MainWindowTest : public QObject {
   }
 
   // `hlowb gui --screenshot=FILE` and `hlowb PATH --screenshot=FILE` write a PNG and exit 0.
+  // Compare with the previous step: the summary bar has the counts of the structural diff and
+  // the graph colours what the pass added (green) and changed (orange); moving on clears it.
+  void CompareWithPreviousStepColoursTheGraph() {
+    auto w = NewWindow();
+    w->Open(OpenRequest{kSampleDump, QStringLiteral("jit_train_step"), QStringLiteral("7"), {}});
+    QVERIFY(WaitIdle(*w));
+    QVERIFY(w->current_module());
+    // The expected diff, from the two files of those steps.
+    auto read = [](const QString& name) -> std::unique_ptr<hlowb::Module> {
+      QFile f(kSampleDump + QLatin1Char('/') + name);
+      if (!f.open(QIODevice::ReadOnly)) return nullptr;
+      auto m = hlowb::ParseModule(f.readAll().toStdString());
+      return m.ok() ? std::move(*m) : nullptr;
+    };
+    auto before = read(QStringLiteral(
+        "module_0001.jit_train_step.0006.fusion.after_pipeline-start.before_priority-fusion.txt"));
+    QVERIFY(before);
+    const hlowb::ModuleDiff expected = hlowb::DiffModules(*before, *w->current_module());
+    QVERIFY(expected.counts.added > 0);
+
+    QVERIFY(w->diff_summary().isEmpty());
+    QVERIFY(w->CompareWithPreviousStep());
+    const QString summary = w->diff_summary();
+    QVERIFY2(summary.contains(QStringLiteral("%1 changed, %2 added, %3 removed, %4 unchanged")
+                                  .arg(expected.counts.changed)
+                                  .arg(expected.counts.added)
+                                  .arg(expected.counts.removed)
+                                  .arg(expected.counts.unchanged)),
+             qPrintable(summary));
+    // Added instructions of the entry computation are drawn green.
+    int checked = 0;
+    for (const hlowb::ComputationDiff& c : expected.computations) {
+      if (c.b != w->current_module()->entry()) continue;
+      for (const hlowb::InstructionDiff& row : c.rows) {
+        if (row.kind != hlowb::DiffKind::kAdded || row.b == nullptr) continue;
+        if (w->graph_view()->DiffMarkOf(row.b) == 0) continue;  // folded into another node
+        QCOMPARE(w->graph_view()->DiffMarkOf(row.b), 1);
+        ++checked;
+      }
+    }
+    QVERIFY(checked > 0);
+    QVERIFY(w->graph_view()->CountDiffMarkedNodes(1) >= checked);
+
+    // The next step: the marks belonged to this state, so they go.
+    QVERIFY(w->SelectStep(QStringLiteral("8")));
+    QVERIFY(WaitIdle(*w));
+    QVERIFY(w->diff_summary().isEmpty());
+    QCOMPARE(w->graph_view()->CountDiffMarkedNodes(1), 0);
+    QCOMPARE(w->graph_view()->CountDiffMarkedNodes(2), 0);
+  }
+
   // Replay from the window: the sample's optimized state replays in the worker process and
   // matches the reference; a worker that aborts mid-run leaves the window responsive with the
   // error shown and the same document open, and a reproducer can be saved.

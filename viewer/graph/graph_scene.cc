@@ -536,6 +536,16 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
     }
     return;
   }
+  // A diff mark (bits 2-3 of the state: 1 added, 2 changed): a coloured band around the box.
+  const int mark = (state >> 2) & 3;
+  if (mark != 0) {
+    const QColor band = mark == 1 ? QColor(0x2E, 0xA0, 0x43) : QColor(0xE3, 0x8B, 0x00);
+    const double grow = 4 / std::max(lod, 0.05);
+    p->setRenderHint(QPainter::Antialiasing, lod >= kFlatLod);
+    p->setPen(Qt::NoPen);
+    p->setBrush(band);
+    p->drawRoundedRect(r.adjusted(-grow, -grow, grow, grow), 7, 7);
+  }
   if (lod < kFlatLod) {
     p->setRenderHint(QPainter::Antialiasing, false);
     if (selected || hovered) {
@@ -755,6 +765,16 @@ void GraphScene::SetSelectedNodes(const std::vector<int>& nodes) {
     if (items_[n]) items_[n]->update();
   }
   RecomputeEdgeStates();
+}
+
+void GraphScene::SetDiffMarks(const std::vector<uint8_t>& marks) {
+  for (size_t n = 0; n < node_state_.size(); ++n) {
+    const uint8_t mark = n < marks.size() ? static_cast<uint8_t>(marks[n] & 3) : 0;
+    const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x0C) | (mark << 2));
+    if (state == node_state_[n]) continue;
+    node_state_[n] = state;
+    if (n < items_.size() && items_[n]) items_[n]->update();
+  }
 }
 
 void GraphScene::SetHoveredNode(int node) {

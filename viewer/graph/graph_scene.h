@@ -154,6 +154,9 @@ class GraphScene : public QGraphicsScene {
   void SetSelectedNodes(const std::vector<int>& nodes);
   const std::vector<int>& selected_nodes() const { return selected_; }
   void SetHoveredNode(int node);
+  // Per node: 0 none, 1 added, 2 changed (a diff against another state); drawn as a band.
+  void SetDiffMarks(const std::vector<uint8_t>& marks);
+  int diff_mark(int node) const { return (node_state_[node] >> 2) & 3; }
   int hovered_node() const { return hovered_; }
   // Edge state: 0 normal, 1 into the hovered/selected node, 2 out of it.
   uint8_t edge_state(int edge) const { return edge_state_[edge]; }
@@ -198,7 +201,7 @@ class GraphScene : public QGraphicsScene {
   size_t next_tile_ = 0;
   bool populated_ = false;
   std::vector<std::vector<QStaticText>> text_cache_;
-  std::vector<uint8_t> node_state_;  // bit 0 selected, bit 1 hovered
+  std::vector<uint8_t> node_state_;  // bit 0 selected, bit 1 hovered, bits 2-3 diff mark
   std::vector<uint8_t> edge_state_;
   std::vector<int> selected_;
   int hovered_ = -1;

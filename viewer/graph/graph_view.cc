@@ -406,6 +406,9 @@ class GraphView::Impl {
   void BuildModel(std::shared_ptr<const Prepared> prep, std::shared_ptr<const LayoutResult> r);
   void OnModel(uint64_t gen, std::shared_ptr<const Prepared> prep,
                std::shared_ptr<const gv::SceneModel> model);
+  // Marks the nodes of diff_marks' instructions in `s` (null: nothing).
+  void ApplyDiffMarks(gv::GraphScene* s);
+  std::unordered_map<const Instruction*, uint8_t> diff_marks;
   void OnFarImage(uint64_t gen, std::shared_ptr<const gv::SceneModel> model,
                   std::shared_ptr<gv::FarImage> far);
   void PopulateTick(gv::GraphScene* s);
@@ -724,6 +727,7 @@ void GraphView::Impl::OnModel(uint64_t g, std::shared_ptr<const Prepared> prep,
   DropStaging();
   staging = new gv::GraphScene(std::move(model), font_description);
   staging->SetDark(Dark());
+  ApplyDiffMarks(staging);
   staging_prep = std::move(prep);
   gv::GraphScene* s = staging;
   QTimer::singleShot(0, q, [this, s] { PopulateTick(s); });
@@ -743,6 +747,19 @@ void GraphView::Impl::OnModel(uint64_t g, std::shared_ptr<const Prepared> prep,
       b->Post([self, g, m, far] { self->OnFarImage(g, m, far); });
     });
   }
+}
+
+void GraphView::Impl::ApplyDiffMarks(gv::GraphScene* s) {
+  if (s == nullptr) return;
+  std::vector<uint8_t> marks(s->model().nodes.size(), 0);
+  for (const auto& [instruction, mark] : diff_marks) {
+    auto it = s->model().by_instruction.find(instruction);
+    if (it == s->model().by_instruction.end()) continue;
+    for (int n : it->second) {
+      if (!s->model().nodes[n].frame) marks[n] = mark;
+    }
+  }
+  s->SetDiffMarks(marks);
 }
 
 void GraphView::Impl::OnFarImage(uint64_t g, std::shared_ptr<const gv::SceneModel> model,
@@ -1346,6 +1363,34 @@ absl::Status GraphView::ExportPng(const QString& path) {
   if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
   return WriteGraphImage(d.scene->model(), d.font_description, d.scene->dark(), path,
                          d.comp ? Q(d.comp->name()) : QStringLiteral("graph"), false);
+}
+
+void GraphView::SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> marks) {
+  Impl& d = *impl_;
+  d.diff_marks = std::move(marks);
+  d.ApplyDiffMarks(d.scene);
+  d.ApplyDiffMarks(d.staging);
+}
+
+int GraphView::DiffMarkOf(const Instruction* instruction) const {
+  const Impl& d = *impl_;
+  if (d.scene == nullptr) return 0;
+  auto it = d.scene->model().by_instruction.find(instruction);
+  if (it == d.scene->model().by_instruction.end()) return 0;
+  for (int n : it->second) {
+    if (!d.scene->model().nodes[n].frame) return d.scene->diff_mark(n);
+  }
+  return 0;
+}
+
+int GraphView::CountDiffMarkedNodes(int mark) const {
+  const Impl& d = *impl_;
+  if (d.scene == nullptr) return 0;
+  int count = 0;
+  for (int n = 0; n < static_cast<int>(d.scene->model().nodes.size()); ++n) {
+    if (d.scene->diff_mark(n) == mark) ++count;
+  }
+  return count;
 }
 
 bool GraphView::ExportInBackground(const QString& path) {

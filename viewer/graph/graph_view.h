@@ -15,6 +15,7 @@
 #include <QString>
 #include <QWidget>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -77,6 +78,15 @@ class GraphView : public QWidget {
   // drawing the export functions above make; exportFinished follows. False when there is no
   // graph or the extension is neither.
   bool ExportInBackground(const QString& path);
+
+  // Diff colouring: instructions of the shown module marked 1 (added) or 2 (changed) get a
+  // green or orange band, in this graph and in every later layout until replaced (an empty map
+  // clears it). Added and changed are relative to another state the caller compared with.
+  void SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> marks);
+  // The mark drawn for an instruction's node (0 when none or not drawn), and how many drawn
+  // nodes carry `mark` (for tests and the window's summary).
+  int DiffMarkOf(const Instruction* instruction) const;
+  int CountDiffMarkedNodes(int mark) const;
 
   // --- Options and queries added after the first version (all additive). ---
 
