@@ -450,6 +450,14 @@ void MainWindow::BuildActions() {
                                            [this] { CompareWithPreviousStep(); });
   compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
   compare->setShortcutContext(Qt::WindowShortcut);
+  view_menu_->addAction(tr("Compare with &before_optimizations"), this,
+                        [this] { CompareWithBeforeOptimizations(); });
+  QAction* next_change =
+      view_menu_->addAction(tr("Ne&xt Change"), this, [this] { SelectNextChange(false); });
+  next_change->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight));
+  QAction* previous_change =
+      view_menu_->addAction(tr("Pre&vious Change"), this, [this] { SelectNextChange(true); });
+  previous_change->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft));
   view_menu_->addSeparator();
   QAction* hide = view_menu_->addAction(tr("&Hide Unchanged Passes"));
   hide->setCheckable(true);
@@ -1390,7 +1398,20 @@ bool MainWindow::CompareWithPreviousStep() {
     statusBar()->showMessage(tr("No previous step to compare with"), 5000);
     return false;
   }
-  const int previous = shown_row_ - 1;
+  return CompareWithRow(shown_row_ - 1);
+}
+
+bool MainWindow::CompareWithBeforeOptimizations() {
+  const int row = FindStepRow(QStringLiteral("before"));
+  if (!module_ || row < 0 || row == shown_row_) {
+    statusBar()->showMessage(tr("No before_optimizations state to compare with"), 5000);
+    return false;
+  }
+  return CompareWithRow(row);
+}
+
+bool MainWindow::CompareWithRow(int previous) {
+  if (!module_ || previous < 0 || previous >= static_cast<int>(rows_.size())) return false;
   std::shared_ptr<const Module> before = rows_[previous].module;
   if (!before) {
     statusBar()->showMessage(tr("The previous step is still loading; try again"), 5000);
@@ -1399,13 +1420,19 @@ bool MainWindow::CompareWithPreviousStep() {
   }
   const ModuleDiff diff = DiffModules(*before, *module_);
   std::unordered_map<const Instruction*, uint8_t> marks;
+  diff_order_.clear();
   for (const ComputationDiff& c : diff.computations) {
     for (const InstructionDiff& row : c.rows) {
       if (row.b == nullptr) continue;
       if (row.kind == DiffKind::kAdded) marks[row.b] = 1;
       if (row.kind == DiffKind::kChanged) marks[row.b] = 2;
+      if (row.kind == DiffKind::kAdded || row.kind == DiffKind::kChanged) {
+        diff_order_.push_back(row.b);
+      }
     }
   }
+  diff_position_ = -1;
+  text_->SetDiffMarks(marks);
   graph_->SetDiffMarks(std::move(marks));
   const DiffCounts& n = diff.counts;
   diff_summary_->setText(
@@ -1421,9 +1448,25 @@ bool MainWindow::CompareWithPreviousStep() {
   return true;
 }
 
+const Instruction* MainWindow::SelectNextChange(bool backwards) {
+  if (diff_order_.empty()) return nullptr;
+  const int n = static_cast<int>(diff_order_.size());
+  diff_position_ = diff_position_ < 0 ? (backwards ? n - 1 : 0)
+                                      : (diff_position_ + (backwards ? n - 1 : 1)) % n;
+  const Instruction* target = diff_order_[diff_position_];
+  SelectInstruction(target);
+  statusBar()->showMessage(tr("Change %1 of %2: %3").arg(diff_position_ + 1).arg(n).arg(
+                               Q(target->name())),
+                           5000);
+  return target;
+}
+
 void MainWindow::ClearDiff() {
+  diff_order_.clear();
+  diff_position_ = -1;
   if (!diff_bar_->isVisible() && diff_summary_->text().isEmpty()) return;
   graph_->SetDiffMarks({});
+  text_->SetDiffMarks({});
   diff_summary_->clear();
   diff_bar_->hide();
 }

@@ -108,6 +108,10 @@ class MainWindow : public QMainWindow {
   // previous step or it is not loaded yet (it is then requested). Showing another state or
   // ClearDiff() ends it.
   bool CompareWithPreviousStep();
+  bool CompareWithBeforeOptimizations();
+  // Selects the next (or previous) added or changed instruction of the comparison, in the
+  // shown module's order, wrapping around; null when not comparing.
+  const hlowb::Instruction* SelectNextChange(bool backwards = false);
   void ClearDiff();
   // The diff bar's text; empty when not comparing.
   QString diff_summary() const;
@@ -194,6 +198,9 @@ class MainWindow : public QMainWindow {
   viewer::ReplayPanel* replay_panel_ = nullptr;
   QFrame* diff_bar_ = nullptr;
   QLabel* diff_summary_ = nullptr;
+  std::vector<const Instruction*> diff_order_;  // added and changed, in the shown module's order
+  int diff_position_ = -1;
+  bool CompareWithRow(int row);
   ReplayController* replay_ = nullptr;
   quint64 replay_id_ = 0;
   hlowb::worker::ReplayRequest last_replay_;

@@ -529,11 +529,28 @@ class MainWindowTest : public QObject {
     }
     QVERIFY(checked > 0);
     QVERIFY(w->graph_view()->CountDiffMarkedNodes(1) >= checked);
+    // The text colours the definition lines of every added and changed instruction.
+    QCOMPARE(w->text_view()->DiffMarkedLineCount(),
+             expected.counts.added + expected.counts.changed);
+
+    // Next / previous change walk the added and changed instructions and wrap around.
+    const Instruction* first = w->SelectNextChange();
+    QVERIFY(first != nullptr);
+    QVERIFY(WaitIdle(*w));
+    QCOMPARE(w->properties_panel()->instruction(), first);
+    const Instruction* second = w->SelectNextChange();
+    QVERIFY(second != nullptr && second != first);
+    QCOMPARE(w->SelectNextChange(true), first);
+    QVERIFY(WaitIdle(*w));
+    // Against before_optimizations: more has changed than in one step.
+    QVERIFY(w->CompareWithBeforeOptimizations());
+    QVERIFY(w->diff_summary().contains(QStringLiteral("before_optimizations")));
 
     // The next step: the marks belonged to this state, so they go.
     QVERIFY(w->SelectStep(QStringLiteral("8")));
     QVERIFY(WaitIdle(*w));
     QVERIFY(w->diff_summary().isEmpty());
+    QCOMPARE(w->text_view()->DiffMarkedLineCount(), 0);
     QCOMPARE(w->graph_view()->CountDiffMarkedNodes(1), 0);
     QCOMPARE(w->graph_view()->CountDiffMarkedNodes(2), 0);
   }

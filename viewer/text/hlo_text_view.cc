@@ -194,6 +194,10 @@ class HloTextView::Impl : public HloTextEditorClient {
   std::uint64_t generation = 0;  // bumped by every new content; stale loads are dropped
   bool loading = false;
   const Instruction* pending_instruction = nullptr;  // shown when the load completes
+  // Diff colouring (see SetDiffMarks) and the line backgrounds made from it.
+  std::unordered_map<const Instruction*, uint8_t> diff_marks;
+  QList<QTextEdit::ExtraSelection> diff_selections;
+  void RebuildDiffSelections();
   const Computation* pending_computation = nullptr;
 };
 
@@ -252,6 +256,7 @@ void HloTextView::Impl::FinishLoad(std::uint64_t gen, const std::shared_ptr<Load
   editor->AdoptDocument(loaded->document, loaded->highlighter);
   loaded->document = nullptr;
   if (loaded->block_count != index.line_count) index.structured = false;
+  RebuildDiffSelections();
   editor->RefreshDecorations();
   editor->moveCursor(QTextCursor::Start);
   --programmatic;
@@ -355,6 +360,8 @@ void HloTextView::Impl::ResetState() {
   loading = false;
   pending_instruction = nullptr;
   pending_computation = nullptr;
+  diff_marks.clear();
+  diff_selections.clear();
   module.reset();
   index = HloTextIndex();
   folded.clear();
@@ -664,6 +671,7 @@ void HloTextView::Impl::UpdateSelections() {
   current.format.setProperty(QTextFormat::FullWidthSelection, true);
   current.cursor = editor->textCursor();
   current.cursor.clearSelection();
+  list << diff_selections;
   list << current;
   list << error_selections;
   if (hover_start >= 0 && hover_length > 0) {
@@ -675,6 +683,24 @@ void HloTextView::Impl::UpdateSelections() {
     list << hover;
   }
   editor->setExtraSelections(list);
+}
+
+void HloTextView::Impl::RebuildDiffSelections() {
+  diff_selections.clear();
+  if (loading || !index.structured) return;
+  const QColor base = editor->palette().color(QPalette::Base);
+  for (const auto& [instruction, mark] : diff_marks) {
+    const int ii = index.InstructionIndex(instruction);
+    if (ii < 0 || index.instructions[ii].line < 0 || (mark != 1 && mark != 2)) continue;
+    const QTextBlock block = editor->document()->findBlockByNumber(index.instructions[ii].line);
+    if (!block.isValid()) continue;
+    QTextEdit::ExtraSelection line;
+    line.format.setBackground(
+        Mix(base, mark == 1 ? QColor(0x2E, 0xA0, 0x43) : QColor(0xE3, 0x8B, 0x00), 0.22));
+    line.format.setProperty(QTextFormat::FullWidthSelection, true);
+    line.cursor = QTextCursor(block);
+    diff_selections << line;
+  }
 }
 
 void HloTextView::Impl::SetFolded(int ci, bool fold) {
@@ -882,6 +908,16 @@ void HloTextView::SetComputationFolded(const Computation* computation, bool fold
 QString HloTextView::PlainText() const { return impl_->editor->toPlainText(); }
 
 bool HloTextView::IsLoading() const { return impl_->loading; }
+
+void HloTextView::SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> marks) {
+  impl_->diff_marks = std::move(marks);
+  impl_->RebuildDiffSelections();
+  impl_->UpdateSelections();
+}
+
+int HloTextView::DiffMarkedLineCount() const {
+  return static_cast<int>(impl_->diff_selections.size());
+}
 
 void HloTextView::SetAsyncThreshold(int64_t instructions) {
   impl_->async_threshold = instructions;

@@ -20,6 +20,7 @@
 #include <QWidget>
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 
 #include "core/ir/computation.h"
 #include "core/ir/instruction.h"
@@ -74,6 +75,11 @@ class HloTextView : public QWidget {
   int ErrorLine() const;
   // Opens the find bar (Ctrl+F does the same when the view has focus).
   void ShowFindBar();
+  // Diff colouring: the definition lines of instructions marked 1 (added) or 2 (changed) get
+  // a green or orange background until replaced (an empty map clears it).
+  void SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> marks);
+  // How many lines carry a diff background (for tests).
+  int DiffMarkedLineCount() const;
 
  signals:
   // The user followed a link (clicked a name) or moved the cursor onto a definition.
