@@ -350,6 +350,25 @@ void MainWindow::BuildDocks() {
   connect(replay_, &ReplayController::finished, this,
           [this](quint64 id, const hlowb::worker::ReplayResult& result) {
             if (id != replay_id_) return;
+            if (result.has_nonfinite()) {
+              const auto& n = result.nonfinite();
+              if (!n.found()) {
+                replay_panel_->ShowResult(tr("No NaN or Inf"), Q(n.report()));
+                return;
+              }
+              replay_panel_->ShowResult(tr("NaN/Inf first at %%1").arg(Q(n.instruction())),
+                                        Q(n.report()));
+              // Show where: the instruction in the graph, the text and the properties.
+              const Instruction* at = nullptr;
+              if (module_) {
+                for (const auto& c : module_->computations()) {
+                  if (c->name() != n.computation()) continue;
+                  at = c->FindInstruction(n.instruction());
+                }
+              }
+              if (at != nullptr) SelectInstruction(at);
+              return;
+            }
             bool compared = false;
             QString details;
             for (int i = 0; i < result.iterations_size(); ++i) {
@@ -1350,6 +1369,7 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
   request.set_abs_error_bound(settings.abs_error);
   request.set_rel_error_bound(settings.rel_error);
   request.set_host_transfers(settings.host_transfers.toStdString());
+  request.set_find_nonfinite(settings.find_nonfinite);
   last_replay_ = request;
   replay_panel_->SetRunning(true);
   replay_id_ = replay_->Submit(request);
@@ -1381,6 +1401,7 @@ absl::Status MainWindow::SaveReplayReproducer(const QString& dir) {
   if (!r.reference_platform().empty()) command += " --reference_platform=" + r.reference_platform();
   command += " --seed=" + std::to_string(r.seed());
   if (r.force_fake_data()) command += " --force_fake_data";
+  if (r.find_nonfinite()) command += " --find_nonfinite";
   if (r.abs_error_bound() > 0) command += " --abs_error_bound=" + std::to_string(r.abs_error_bound());
   if (r.rel_error_bound() > 0) command += " --rel_error_bound=" + std::to_string(r.rel_error_bound());
   if (!r.host_transfers().empty() && r.host_transfers() != "error") {

@@ -17,6 +17,7 @@
 #include "core/support/cancel.h"
 #include "core/support/strings.h"
 #include "core/text/parser.h"
+#include "replay/compare/nonfinite.h"
 #include "replay/worker/worker.pb.h"
 
 namespace hlowb::worker {
@@ -88,6 +89,19 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     o.on_instruction = [seen, limit](const InstructionProfile&) {
       if (++*seen >= limit) std::abort();
     };
+  }
+  if (request.find_nonfinite()) {
+    auto found = FindNonfinite(*module, std::move(o), std::move(inputs), cancel);
+    if (!found.ok()) return found.status();
+    ReplayResult result;
+    result.set_module_name(found->module_name);
+    for (const std::string& w : found->warnings) result.add_warnings(w);
+    NonfiniteResult* n = result.mutable_nonfinite();
+    n->set_found(found->found);
+    n->set_instruction(found->finding.instruction);
+    n->set_computation(found->finding.computation);
+    n->set_report(found->ToString());
+    return result;
   }
   ReplaySession session(*module, std::move(o), std::move(inputs));
   auto report = session.Run(cancel, progress);

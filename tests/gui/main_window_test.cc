@@ -609,6 +609,42 @@ class MainWindowTest : public QObject {
     QVERIFY(text.contains(QStringLiteral("crashed")));
   }
 
+  // The NaN/Inf locator from the replay dock: the instruction where a NaN first appears is
+  // named in the verdict and selected in the graph, the text and the properties.
+  void ReplayPanelFindsTheFirstNaN() {
+    const QString path = scratch_.filePath(QStringLiteral("nan.hlo"));
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("HloModule nan_here\n"
+              "ENTRY e {\n"
+              "  p = f32[4] parameter(0)\n"
+              "  c = f32[4] constant({-1, -2, -3, -4})\n"
+              "  a = f32[4] add(p, p)\n"
+              "  bad = f32[4] log(c)\n"
+              "  ROOT r = f32[4] add(a, bad)\n"
+              "}\n");
+    }
+    auto w = NewWindow();
+    w->replay_controller()->SetWorkerCommand(QStringLiteral(HLOWB_BINARY),
+                                             {QStringLiteral("worker")});
+    w->OpenPath(path);
+    QVERIFY(WaitIdle(*w));
+    QVERIFY(w->current_module());
+    hlowb::viewer::ReplayPanel* panel = w->replay_panel();
+    panel->find_nonfinite_box()->setChecked(true);
+    QSignalSpy finished(w->replay_controller(), &hlowb::gui::ReplayController::finished);
+    panel->run_button()->click();
+    QVERIFY(finished.wait(60000));
+    QVERIFY2(panel->Verdict().contains(QStringLiteral("%bad")), qPrintable(panel->Verdict()));
+    QVERIFY(WaitIdle(*w));
+    const Instruction* bad = Find(w->current_module(), "bad");
+    QVERIFY(bad);
+    QCOMPARE(w->graph_view()->selected(), bad);
+    QCOMPARE(w->properties_panel()->instruction(), bad);
+    QCOMPARE(w->text_view()->CurrentInstruction(), bad);
+  }
+
   void ScreenshotCommandWritesPng() {
     const QString binary = QStringLiteral(HLOWB_BINARY);
     QVERIFY2(QFileInfo(binary).isExecutable(), qPrintable(binary));

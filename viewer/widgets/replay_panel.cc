@@ -1,5 +1,6 @@
 #include "viewer/widgets/replay_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -45,6 +46,9 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   host_->addItem(tr("zeros"), QStringLiteral("zeros"));
   host_->addItem(tr("fake data"), QStringLiteral("fake"));
   form->addRow(tr("Infeed / host recv"), host_);
+  nonfinite_ = new QCheckBox(tr("Find the first NaN/Inf instead of comparing"));
+  nonfinite_->setObjectName(QStringLiteral("replayFindNonfinite"));
+  form->addRow(QString(), nonfinite_);
   layout->addLayout(form);
 
   auto* buttons = new QHBoxLayout;
@@ -88,6 +92,7 @@ ReplaySettings ReplayPanel::Settings() const {
   s.abs_error = abs_->value();
   s.rel_error = rel_->value();
   s.host_transfers = host_->currentData().toString();
+  s.find_nonfinite = nonfinite_->isChecked();
   return s;
 }
 

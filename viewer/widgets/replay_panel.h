@@ -10,6 +10,7 @@
 #include <QWidget>
 #include <cstdint>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -27,6 +28,7 @@ struct ReplaySettings {
   double abs_error = 0;  // 0: the comparison's default
   double rel_error = 0;
   QString host_transfers = QStringLiteral("error");
+  bool find_nonfinite = false;  // locate the first NaN/Inf instead of comparing
 };
 
 class ReplayPanel : public QWidget {
@@ -49,6 +51,7 @@ class ReplayPanel : public QWidget {
   QPushButton* run_button() const { return run_; }
   QPushButton* cancel_button() const { return cancel_; }
   QPushButton* save_button() const { return save_; }
+  QCheckBox* find_nonfinite_box() const { return nonfinite_; }
   bool running() const { return running_; }
 
  signals:
@@ -63,6 +66,7 @@ class ReplayPanel : public QWidget {
   QDoubleSpinBox* abs_ = nullptr;
   QDoubleSpinBox* rel_ = nullptr;
   QComboBox* host_ = nullptr;
+  QCheckBox* nonfinite_ = nullptr;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
   QPushButton* save_ = nullptr;
