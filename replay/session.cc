@@ -206,6 +206,7 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
         p.iteration = iteration;
         p.reference = reference;
         if (e.result != nullptr) p.statistics = ComputeStatistics(*e.result);
+        p.value = e.result;
         options_.on_instruction(p);
       };
     }

@@ -47,6 +47,7 @@ struct InstructionProfile {
   bool reference = false;       // true for the reference platform's run
   int64_t device = 0;           // multi-device runs: the device (see DeviceReplay)
   LiteralStatistics statistics;
+  const Literal* value = nullptr;  // the result; valid only during the callback
 };
 
 struct ReplayOptions {

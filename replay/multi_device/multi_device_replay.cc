@@ -100,6 +100,7 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
         p.reference = reference;
         p.device = device;
         if (e.result != nullptr) p.statistics = ComputeStatistics(*e.result);
+        p.value = e.result;
         options.on_instruction(p);
       };
     }

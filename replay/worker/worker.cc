@@ -3,20 +3,28 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <thread>
 #include <utility>
 
+#include "core/dump/dump_index.h"
+#include "core/dump/state_loader.h"
 #include "core/proto/literal_convert.h"
 #include "core/proto/open_file.h"
 #include "core/support/cancel.h"
 #include "core/support/strings.h"
 #include "core/text/parser.h"
+#include "replay/bisect/pass_bisect.h"
+#include "replay/compare/isolation.h"
 #include "replay/compare/nonfinite.h"
 #include "replay/worker/worker.pb.h"
 
@@ -51,8 +59,154 @@ Response ErrorResponse(uint64_t id, const absl::Status& status) {
   return r;
 }
 
+ReplayOptions OptionsFrom(const ReplayRequest& request, const WorkerOptions& options) {
+  ReplayOptions o;
+  if (!request.platform().empty()) o.platform = request.platform();
+  o.reference_platform = request.reference_platform();
+  o.seed = request.seed();
+  o.iterations = request.iterations() > 0 ? request.iterations() : 1;
+  if (request.abs_error_bound() > 0) o.bounds.abs = request.abs_error_bound();
+  if (request.rel_error_bound() > 0) o.bounds.rel = request.rel_error_bound();
+  o.force_fake_data = request.force_fake_data();
+  if (!request.host_transfers().empty()) o.host_transfers = request.host_transfers();
+  o.num_replicas = request.num_replicas();
+  o.num_partitions = request.num_partitions();
+  o.hlo_argument_mode = request.hlo_argument_mode();
+  o.custom_call = options.custom_call;
+  return o;
+}
+
+// What the profile and capture hooks collect while a replay runs. The evaluator calls the hook
+// from one thread at a time per device; the lock covers multi-device runs.
+struct RunObserver {
+  struct Entry {
+    double seconds = 0;
+    int64_t executions = 0;
+    LiteralStatistics last;
+  };
+  std::mutex mu;
+  bool profile = false;
+  std::string capture_name;
+  std::unordered_map<const Instruction*, Entry> entries;
+  std::vector<const Instruction*> order;  // first execution order
+  std::optional<Literal> captured;
+
+  void Observe(const hlowb::InstructionProfile& p) {
+    if (p.reference || p.instruction == nullptr) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (profile) {
+      auto [it, inserted] = entries.try_emplace(p.instruction);
+      if (inserted) order.push_back(p.instruction);
+      it->second.seconds += p.seconds;
+      ++it->second.executions;
+      it->second.last = p.statistics;
+    }
+    if (!captured && !capture_name.empty() && p.iteration == 0 && p.device == 0 &&
+        p.value != nullptr && p.instruction->name() == capture_name) {
+      captured = *p.value;
+    }
+  }
+
+  absl::Status Fill(ReplayResult* result) const {
+    for (const Instruction* instr : order) {
+      const Entry& e = entries.at(instr);
+      InstructionTiming* out = result->add_profile();
+      out->set_name(instr->name());
+      if (instr->parent() != nullptr) out->set_computation(instr->parent()->name());
+      out->set_seconds(e.seconds);
+      out->set_executions(e.executions);
+      out->set_nan_count(e.last.nan_count);
+      out->set_inf_count(e.last.inf_count);
+      out->set_min(e.last.min);
+      out->set_max(e.last.max);
+      out->set_elements(e.last.elements);
+    }
+    if (captured) {
+      result->set_captured_instruction(capture_name);
+      return LiteralToProto(*captured, result->mutable_captured());
+    }
+    return absl::OkStatus();
+  }
+};
+
+void FillComparison(const std::optional<ComparisonReport>& comparison, double* max_abs,
+                    double* max_rel, int64_t* mismatches) {
+  if (!comparison) return;
+  for (const OutputComparison& o : comparison->outputs) {
+    *max_abs = std::max(*max_abs, o.max_abs_error);
+    *max_rel = std::max(*max_rel, o.max_rel_error);
+    if (mismatches != nullptr) *mismatches += o.mismatches;
+  }
+}
+
+absl::StatusOr<ReplayResult> Bisect(const ReplayRequest& request, const WorkerOptions& options,
+                                    const CancelToken* cancel, const ProgressFn& progress) {
+  if (request.dump_dir().empty() || request.dump_module().empty()) {
+    return absl::InvalidArgumentError("bisect_passes needs dump_dir and dump_module");
+  }
+  auto index = IndexDumpDirectory(request.dump_dir());
+  if (!index.ok()) return index.status();
+  const DumpModule* m = index->FindModule(request.dump_module());
+  if (m == nullptr) {
+    return absl::NotFoundError(
+        StrCat(request.dump_dir(), ": no module '", request.dump_module(), "'"));
+  }
+  std::vector<DumpState> states = m->name.empty() ? m->states : index->StatesForName(m->name);
+  DumpStateLoader loader(*index, AnyFormatModuleOpener(), 1);
+  std::vector<LoadedState> loaded =
+      loader.Load(states, cancel, [&progress](int64_t done, int64_t total, const std::string&) {
+        if (progress) progress(done, total, StrCat("loading state ", done, "/", total));
+      });
+  if (cancel != nullptr && cancel->IsCancelled()) return absl::CancelledError("cancelled");
+  std::vector<TimelineInput> inputs;
+  int baseline = -1;
+  for (size_t i = 0; i < states.size(); ++i) {
+    TimelineInput in;
+    in.label = states[i].label;
+    in.step = states[i].step;
+    in.pipeline = states[i].pipeline;
+    in.pass = states[i].pass;
+    in.is_pass = states[i].stage == StageKind::kPassStep;
+    in.module = loaded[i].module.get();
+    if (!loaded[i].status.ok()) in.error = std::string(loaded[i].status.message());
+    if (baseline < 0 && states[i].stage == StageKind::kBeforeOptimizations) {
+      baseline = static_cast<int>(i);
+    }
+    inputs.push_back(std::move(in));
+  }
+  if (baseline < 0) {
+    return absl::FailedPreconditionError(
+        StrCat("module ", request.dump_module(),
+               " has no before_optimizations state to compare the passes with"));
+  }
+  PassBisectOptions bisect;
+  bisect.replay = OptionsFrom(request, options);
+  auto report = BisectPasses(inputs, baseline, bisect, cancel,
+                             [&progress](int64_t done, int64_t total, const std::string& what) {
+                               if (progress) progress(done, total, StrCat("state ", what));
+                             });
+  if (!report.ok()) return report.status();
+  ReplayResult result;
+  result.set_module_name(report->module_name);
+  result.set_first_divergent(report->first_divergent);
+  result.set_bisect_report(report->ToString());
+  for (const PassBisectRow& r : report->rows) {
+    BisectRow* row = result.add_bisect();
+    row->set_label(r.label);
+    row->set_pass(r.pass);
+    row->set_verdict(std::string(BisectVerdictName(r.verdict)));
+    row->set_detail(r.detail);
+    double max_abs = 0, max_rel = 0;
+    FillComparison(r.comparison, &max_abs, &max_rel, nullptr);
+    row->set_max_abs_error(max_abs);
+    row->set_max_rel_error(max_rel);
+  }
+  return result;
+}
+
 absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOptions& options,
                                     const CancelToken* cancel, const ProgressFn& progress) {
+  if (request.bisect_passes()) return Bisect(request, options, cancel, progress);
   std::unique_ptr<Module> module;
   ReplayInputs inputs;
   if (!request.module_path().empty()) {
@@ -71,23 +225,17 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     if (!parsed.ok()) return parsed.status();
     module = std::move(*parsed);
   }
-  ReplayOptions o;
-  if (!request.platform().empty()) o.platform = request.platform();
-  o.reference_platform = request.reference_platform();
-  o.seed = request.seed();
-  o.iterations = request.iterations() > 0 ? request.iterations() : 1;
-  o.bounds.abs = request.abs_error_bound();
-  o.bounds.rel = request.rel_error_bound();
-  o.force_fake_data = request.force_fake_data();
-  if (!request.host_transfers().empty()) o.host_transfers = request.host_transfers();
-  o.num_replicas = request.num_replicas();
-  o.num_partitions = request.num_partitions();
-  o.custom_call = options.custom_call;
-  if (options.abort_after_instructions > 0) {
+  ReplayOptions o = OptionsFrom(request, options);
+  auto observer = std::make_shared<RunObserver>();
+  observer->profile = request.profile();
+  observer->capture_name = request.capture_instruction();
+  const bool observe = request.profile() || !request.capture_instruction().empty();
+  const int64_t limit = options.abort_after_instructions;
+  if (observe || limit > 0) {
     auto seen = std::make_shared<std::atomic<int64_t>>(0);
-    const int64_t limit = options.abort_after_instructions;
-    o.on_instruction = [seen, limit](const InstructionProfile&) {
-      if (++*seen >= limit) std::abort();
+    o.on_instruction = [seen, limit, observer, observe](const hlowb::InstructionProfile& p) {
+      if (limit > 0 && ++*seen >= limit) std::abort();
+      if (observe) observer->Observe(p);
     };
   }
   if (request.find_nonfinite()) {
@@ -101,6 +249,45 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     n->set_instruction(found->finding.instruction);
     n->set_computation(found->finding.computation);
     n->set_report(found->ToString());
+    return result;
+  }
+  if (request.isolate_instructions()) {
+    // The arguments: one plain run of the test platform, as the full run would use them.
+    ReplayOptions first = o;
+    first.iterations = 1;
+    first.reference_platform.clear();
+    first.on_instruction = nullptr;
+    auto run = ReplaySession(*module, first, inputs).Run(cancel, nullptr);
+    if (!run.ok()) return run.status();
+    IsolationOptions iso;
+    iso.platform = o.platform;
+    iso.reference_platform = o.reference_platform.empty() ? o.platform : o.reference_platform;
+    iso.bounds = o.bounds;
+    iso.seed = o.seed;
+    iso.custom_call = o.custom_call;
+    iso.cancel = cancel;
+    iso.progress = progress;
+    auto report = IsolateInstructions(*module, run->iterations[0].arguments, iso);
+    if (!report.ok()) return report.status();
+    ReplayResult result;
+    result.set_module_name(report->module_name);
+    result.set_all_match(report->ok());
+    result.set_isolation_table(report->ToTable());
+    if (!report->full_run_error.empty()) result.add_warnings(report->full_run_error);
+    for (const IsolatedInstruction& r : report->rows) {
+      IsolationRow* row = result.add_isolation();
+      row->set_name(r.name);
+      row->set_opcode(r.opcode);
+      row->set_reference_status(std::string(IsolationStatusName(r.reference)));
+      row->set_test_status(std::string(IsolationStatusName(r.test)));
+      row->set_detail(r.status);
+      double max_abs = 0, max_rel = 0;
+      int64_t mismatches = 0;
+      FillComparison(r.comparison, &max_abs, &max_rel, &mismatches);
+      row->set_mismatches(mismatches);
+      row->set_max_abs_error(max_abs);
+      row->set_max_rel_error(max_rel);
+    }
     return result;
   }
   ReplaySession session(*module, std::move(o), std::move(inputs));
@@ -125,6 +312,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
       if (absl::Status st = LiteralToProto(it.result, r->mutable_result()); !st.ok()) return st;
     }
   }
+  if (absl::Status st = observer->Fill(&result); !st.ok()) return st;
   return result;
 }
 

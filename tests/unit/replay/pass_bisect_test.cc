@@ -11,50 +11,18 @@
 
 #include "core/support/file_util.h"
 #include "gtest/gtest.h"
+#include "bisect_dump_fixture.h"
 #include "replay_test_util.h"
 
 namespace hlowb {
 namespace {
 
 using testing::Parse;
+using testing::kAlgsimp;
+using testing::kBad;
+using testing::kBefore;
+using testing::kLayout;
 
-constexpr char kBefore[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[8] parameter(0)
-  one = f32[] constant(1)
-  b1 = f32[8] broadcast(one), dimensions={}
-  y = f32[8] multiply(x, b1)
-  ROOT r = f32[8] exponential(y)
-}
-)";
-// algsimp: x * 1 -> x. Same numbers.
-constexpr char kAlgsimp[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[8] parameter(0)
-  ROOT r = f32[8] exponential(x)
-}
-)";
-// layout assignment: layouts only. Same numbers.
-constexpr char kLayout[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[8]{0} parameter(0)
-  ROOT r = f32[8]{0} exponential(x)
-}
-)";
-// bad-math: exp(x) -> exp(1.5 x). Different numbers.
-constexpr char kBad[] = R"(
-HloModule m
-ENTRY e {
-  x = f32[8]{0} parameter(0)
-  k = f32[] constant(1.5)
-  bk = f32[8]{0} broadcast(k), dimensions={}
-  y = f32[8]{0} multiply(x, bk)
-  ROOT r = f32[8]{0} exponential(y)
-}
-)";
 constexpr char kReshaped[] = R"(
 HloModule m
 ENTRY e {
@@ -155,19 +123,7 @@ Result Hlowb(const std::string& args) {
 TEST(BisectPassesCli, DumpDirectoryBuiltInTheTest) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("hlowb_bisect_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const std::vector<std::pair<std::string, const char*>> files = {
-      {"module_0001.m.before_optimizations.txt", kBefore},
-      {"module_0001.m.0000.opt.after_pipeline-start.before_algsimp.txt", kBefore},
-      {"module_0001.m.0001.opt.after_algsimp.before_cse.txt", kAlgsimp},
-      {"module_0001.m.0002.opt.after_cse.before_layout-assignment.txt", kAlgsimp},
-      {"module_0001.m.0003.opt.after_layout-assignment.before_bad-math.txt", kLayout},
-      {"module_0001.m.0004.opt.after_bad-math.before_pipeline-end.txt", kBad},
-      {"module_0001.m.after_optimizations.txt", kBad},
-  };
-  for (const auto& [name, text] : files) {
-    ASSERT_TRUE(WriteStringToFile((dir / name).string(), text).ok());
-  }
+  ASSERT_TRUE(testing::WriteBisectDump(dir.string()).ok());
   Result r = Hlowb("replay " + dir.string() + " --module=m --bisect_passes");
   EXPECT_EQ(r.code, 1) << r.out;  // a divergence was found
   EXPECT_NE(r.out.find("first divergence: after pass bad-math (pipeline opt)"), std::string::npos)

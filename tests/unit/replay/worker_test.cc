@@ -11,13 +11,18 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <filesystem>
+
+#include "bisect_dump_fixture.h"
 #include "core/proto/literal_convert.h"
 #include "core/text/printer.h"
 #include "gtest/gtest.h"
@@ -246,6 +251,132 @@ TEST(Worker, AbortMidRunAndGarbledInputEndTheWorkerOnly) {
     int status = w.Wait();
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
   }
+}
+
+// Three loop iterations, a NaN-making log and a constant-fed add whose value is known.
+constexpr char kProfiled[] = R"(HloModule profiled
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[4] get-tuple-element(p), index=1
+  twice = f32[4] add(v, v)
+  ROOT t = (s32[], f32[4]) tuple(j, twice)
+}
+ENTRY e {
+  a = f32[4] constant({1, 2, 3, -4})
+  s = f32[4] add(a, a)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, s)
+  loop = (s32[], f32[4]) while(init), condition=cond, body=body
+  r = f32[4] get-tuple-element(loop), index=1
+  ROOT l = f32[4] log(r)
+}
+)";
+
+TEST(Worker, ProfilesEveryInstructionAndCapturesOne) {
+  WorkerProcess w;
+  Request req = ReplayOf(1, kProfiled);
+  req.mutable_replay()->set_profile(true);
+  req.mutable_replay()->set_capture_instruction("s");
+  ASSERT_TRUE(w.Send(req));
+  auto answer = w.Answer(1);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->has_result()) << answer->error().message();
+  const ReplayResult& r = answer->result();
+  std::map<std::string, const InstructionTiming*> by_name;
+  for (const InstructionTiming& t : r.profile()) by_name[t.computation() + "/" + t.name()] = &t;
+  ASSERT_TRUE(by_name.count("body/twice")) << r.DebugString();
+  EXPECT_EQ(by_name["body/twice"]->executions(), 3);  // once per loop iteration
+  EXPECT_EQ(by_name["cond/c"]->executions(), 4);
+  ASSERT_TRUE(by_name.count("e/s"));
+  EXPECT_EQ(by_name["e/s"]->executions(), 1);
+  EXPECT_GE(by_name["e/s"]->seconds(), 0);
+  // log of {16, 32, 48, -64}: one NaN.
+  ASSERT_TRUE(by_name.count("e/l"));
+  EXPECT_EQ(by_name["e/l"]->nan_count(), 1);
+  EXPECT_EQ(by_name["e/l"]->elements(), 4);
+  EXPECT_EQ(by_name["e/s"]->nan_count(), 0);
+  EXPECT_DOUBLE_EQ(by_name["e/s"]->max(), 6);
+  EXPECT_DOUBLE_EQ(by_name["e/s"]->min(), -8);
+
+  EXPECT_EQ(r.captured_instruction(), "s");
+  auto captured = LiteralFromProto(r.captured());
+  ASSERT_TRUE(captured.ok()) << captured.status();
+  ASSERT_EQ(captured->element_count(), 4);
+  const float* v = captured->data_as<float>();
+  EXPECT_EQ(v[0], 2);
+  EXPECT_EQ(v[3], -8);
+
+  // Without the flags nothing extra comes back.
+  ASSERT_TRUE(w.Send(ReplayOf(2, kProfiled)));
+  auto plain = w.Answer(2);
+  ASSERT_TRUE(plain.has_value() && plain->has_result());
+  EXPECT_EQ(plain->result().profile_size(), 0);
+  EXPECT_FALSE(plain->result().has_captured());
+}
+
+TEST(Worker, IsolatesTheEntryInstructions) {
+  WorkerProcess w;
+  Request req = ReplayOf(1, kSmall);
+  req.mutable_replay()->set_isolate_instructions(true);
+  ASSERT_TRUE(w.Send(req));
+  auto answer = w.Answer(1);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->has_result()) << answer->error().message();
+  const ReplayResult& r = answer->result();
+  std::vector<std::string> names;
+  for (const IsolationRow& row : r.isolation()) {
+    names.push_back(row.name());
+    EXPECT_EQ(row.test_status(), "MATCHED") << row.name();
+    EXPECT_EQ(row.reference_status(), "MATCHED") << row.name();
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"m", "s"}));
+  EXPECT_TRUE(r.all_match());
+  EXPECT_NE(r.isolation_table().find("MATCHED"), std::string::npos);
+}
+
+TEST(Worker, BisectsThePassesOfADumpDirectory) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hlowb_worker_bisect_" + std::to_string(getpid()));
+  ASSERT_TRUE(hlowb::testing::WriteBisectDump(dir.string()).ok());
+  WorkerProcess w;
+  Request req;
+  req.set_id(4);
+  req.mutable_replay()->set_bisect_passes(true);
+  req.mutable_replay()->set_dump_dir(dir.string());
+  req.mutable_replay()->set_dump_module("m");
+  ASSERT_TRUE(w.Send(req));
+  auto answer = w.Answer(4);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->has_result()) << answer->error().message();
+  const ReplayResult& r = answer->result();
+  ASSERT_GE(r.first_divergent(), 0) << r.bisect_report();
+  ASSERT_LT(r.first_divergent(), r.bisect_size());
+  EXPECT_EQ(r.bisect(r.first_divergent()).pass(), "bad-math");
+  EXPECT_EQ(r.bisect(r.first_divergent()).verdict(), "DIVERGED");
+  EXPECT_GT(r.bisect(r.first_divergent()).max_abs_error(), 0);
+  EXPECT_EQ(r.bisect(0).verdict(), "baseline");
+  int unchanged = 0;
+  for (const BisectRow& row : r.bisect()) unchanged += row.verdict() == "unchanged";
+  EXPECT_GE(unchanged, 1);
+
+  // A module the directory does not have is an error naming it.
+  req.set_id(5);
+  req.mutable_replay()->set_dump_module("nope");
+  ASSERT_TRUE(w.Send(req));
+  auto missing = w.Answer(5);
+  ASSERT_TRUE(missing.has_value() && missing->has_error());
+  EXPECT_NE(missing->error().message().find("nope"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace
