@@ -329,67 +329,7 @@ void MainWindow::BuildDocks() {
   properties_ = new viewer::PropertiesPanel;
   properties_->setObjectName(QStringLiteral("propertiesPanel"));
 
-  replay_panel_ = new viewer::ReplayPanel;
-  replay_panel_->setObjectName(QStringLiteral("replayPanel"));
-  replay_ = new ReplayController(this);
-  connect(replay_panel_, &viewer::ReplayPanel::runRequested, this, &MainWindow::StartReplay);
-  connect(replay_panel_, &viewer::ReplayPanel::cancelRequested, this,
-          [this] { replay_->Cancel(replay_id_); });
-  connect(replay_panel_, &viewer::ReplayPanel::saveReproducerRequested, this, [this] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Save Reproducer To"));
-    if (dir.isEmpty()) return;
-    absl::Status st = SaveReplayReproducer(dir);
-    statusBar()->showMessage(st.ok() ? tr("Reproducer written to %1").arg(dir)
-                                     : QString::fromStdString(std::string(st.message())),
-                             8000);
-  });
-  connect(replay_, &ReplayController::progress, this,
-          [this](quint64 id, qint64 done, qint64 total, const QString& what) {
-            if (id == replay_id_) replay_panel_->SetProgress(done, total, what);
-          });
-  connect(replay_, &ReplayController::finished, this,
-          [this](quint64 id, const hlowb::worker::ReplayResult& result) {
-            if (id != replay_id_) return;
-            if (result.has_nonfinite()) {
-              const auto& n = result.nonfinite();
-              if (!n.found()) {
-                replay_panel_->ShowResult(tr("No NaN or Inf"), Q(n.report()));
-                return;
-              }
-              replay_panel_->ShowResult(tr("NaN/Inf first at %%1").arg(Q(n.instruction())),
-                                        Q(n.report()));
-              // Show where: the instruction in the graph, the text and the properties.
-              const Instruction* at = nullptr;
-              if (module_) {
-                for (const auto& c : module_->computations()) {
-                  if (c->name() != n.computation()) continue;
-                  at = c->FindInstruction(n.instruction());
-                }
-              }
-              if (at != nullptr) SelectInstruction(at);
-              return;
-            }
-            bool compared = false;
-            QString details;
-            for (int i = 0; i < result.iterations_size(); ++i) {
-              const auto& it = result.iterations(i);
-              compared |= !it.compared_against().empty();
-              details += tr("Iteration %1 (%2)").arg(i + 1).arg(Q(it.argument_source()));
-              if (!it.compared_against().empty()) {
-                details += tr(" against %1:\n%2").arg(Q(it.compared_against()), Q(it.comparison()));
-              }
-              details += QStringLiteral("\n");
-            }
-            for (const std::string& w : result.warnings()) details += tr("Note: %1\n").arg(Q(w));
-            const QString verdict = !compared ? QStringLiteral("RAN")
-                                    : result.all_match() ? QStringLiteral("MATCHED")
-                                                         : QStringLiteral("MISMATCH");
-            replay_panel_->ShowResult(verdict, details);
-          });
-  connect(replay_, &ReplayController::failed, this,
-          [this](quint64 id, const QString& message, const QString& last) {
-            if (id == replay_id_) replay_panel_->ShowError(message, last);
-          });
+  BuildReplay();  // main_window_replay.cc
 
   auto dock = [this](const QString& title, const QString& name, QWidget* widget,
                      Qt::DockWidgetArea area) {
@@ -1100,6 +1040,7 @@ void MainWindow::ShowModule(std::shared_ptr<const Module> module, int row) {
   TrimStates();
   UpdateTitle();
   UpdateStateLabel();
+  OnReplayModuleShown();
   emit stateShown(row);
   CheckIdle();
 }
@@ -1347,71 +1288,6 @@ void MainWindow::UpdateStateLabel() {
   if (computation_) parts << Q(computation_->name());
   if (module_) parts << tr("%n instruction(s)", "", static_cast<int>(module_->instruction_count()));
   state_label_->setText(parts.join(QStringLiteral("  ·  ")));
-}
-
-void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
-  if (!module_) {
-    replay_panel_->ShowError(tr("open a module first"), QString());
-    return;
-  }
-  hlowb::worker::ReplayRequest request;
-  // A single file (a snapshot brings its arguments) is replayed from disk; a dump state as
-  // the text of the module shown.
-  const QFileInfo file(current_path_);
-  if (shown_row_ < 0 && file.isFile()) {
-    request.set_module_path(current_path_.toStdString());
-  } else {
-    request.set_module_text(PrintModule(*module_, PrintOptions::Long()));
-  }
-  request.set_reference_platform(settings.reference_platform.toStdString());
-  request.set_force_fake_data(settings.force_fake_data);
-  request.set_seed(settings.seed);
-  request.set_abs_error_bound(settings.abs_error);
-  request.set_rel_error_bound(settings.rel_error);
-  request.set_host_transfers(settings.host_transfers.toStdString());
-  request.set_find_nonfinite(settings.find_nonfinite);
-  last_replay_ = request;
-  replay_panel_->SetRunning(true);
-  replay_id_ = replay_->Submit(request);
-}
-
-absl::Status MainWindow::SaveReplayReproducer(const QString& dir) {
-  const hlowb::worker::ReplayRequest& r = last_replay_;
-  if (r.module_path().empty() && r.module_text().empty()) {
-    return absl::FailedPreconditionError("no replay to reproduce yet");
-  }
-  QDir out(dir);
-  if (!out.mkpath(QStringLiteral("."))) {
-    return absl::InternalError("cannot create " + dir.toStdString());
-  }
-  std::string module_file = "module.hlo";
-  if (!r.module_path().empty()) {
-    module_file = QFileInfo(QString::fromStdString(r.module_path())).fileName().toStdString();
-    QFile::remove(out.filePath(QString::fromStdString(module_file)));
-    if (!QFile::copy(QString::fromStdString(r.module_path()),
-                     out.filePath(QString::fromStdString(module_file)))) {
-      return absl::InternalError("cannot copy " + r.module_path());
-    }
-  } else if (absl::Status st = WriteStringToFile(out.filePath(QStringLiteral("module.hlo")).toStdString(),
-                                                r.module_text());
-             !st.ok()) {
-    return st;
-  }
-  std::string command = "hlowb replay " + module_file;
-  if (!r.reference_platform().empty()) command += " --reference_platform=" + r.reference_platform();
-  command += " --seed=" + std::to_string(r.seed());
-  if (r.force_fake_data()) command += " --force_fake_data";
-  if (r.find_nonfinite()) command += " --find_nonfinite";
-  if (r.abs_error_bound() > 0) command += " --abs_error_bound=" + std::to_string(r.abs_error_bound());
-  if (r.rel_error_bound() > 0) command += " --rel_error_bound=" + std::to_string(r.rel_error_bound());
-  if (!r.host_transfers().empty() && r.host_transfers() != "error") {
-    command += " --host_transfers=" + r.host_transfers();
-  }
-  std::string readme = "Reproduces the replay run from HLO Workbench.\n\n  " + command + "\n\n" +
-                       "Outcome shown in the window:\n" +
-                       replay_panel_->Verdict().toStdString() + "\n" +
-                       replay_panel_->Details().toStdString() + "\n";
-  return WriteStringToFile(out.filePath(QStringLiteral("README.txt")).toStdString(), readme);
 }
 
 bool MainWindow::CompareWithPreviousStep() {

@@ -21,6 +21,7 @@
 class QAction;
 class QCheckBox;
 class QFrame;
+class QProcess;
 class QLabel;
 class QLineEdit;
 class QMenu;
@@ -40,6 +41,7 @@ class ModulesModel;
 class PropertiesPanel;
 class ReplayPanel;
 struct ReplaySettings;
+enum class HeatMetric;
 class TimelineFilterModel;
 class TimelineModel;
 }  // namespace hlowb::viewer
@@ -120,6 +122,13 @@ class MainWindow : public QMainWindow {
   // Writes what reproduces the last replay to `dir`: the module (module.hlo, or the file it
   // came from when it is a snapshot) and README.txt with the command line.
   absl::Status SaveReplayReproducer(const QString& dir);
+  // Writes a bug-report bundle of the last replay into `dir` with `hlowb bundle` (module as
+  // text and proto, snapshot with the arguments, flags, platform, report, commands), in a
+  // child process; bundleExported reports the outcome. False when there is no replay yet or a
+  // bundle is being written.
+  bool ExportReplayBundle(const QString& dir);
+  // Colours the graph by the last replay's results (the panel's heat-map choice calls it).
+  void ApplyHeatMap(viewer::HeatMetric metric);
   viewer::ModulesModel* modules_model() const { return modules_model_; }
   viewer::TimelineModel* timeline_model() const { return timeline_model_; }
   viewer::TimelineFilterModel* timeline_filter() const { return timeline_filter_; }
@@ -144,6 +153,8 @@ class MainWindow : public QMainWindow {
   void openFailed(const QString& message);
   // Nothing is loading or laying out any more (after Open and after each navigation).
   void idle();
+  // A bundle export finished: `ok`, and the folder or what went wrong.
+  void bundleExported(bool ok, const QString& message);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -201,9 +212,18 @@ class MainWindow : public QMainWindow {
   std::vector<const Instruction*> diff_order_;  // added and changed, in the shown module's order
   int diff_position_ = -1;
   bool CompareWithRow(int row);
+  // Replay (main_window_replay.cc).
+  void BuildReplay();
+  void OnReplayFinished(const hlowb::worker::ReplayResult& result);
+  void OnReplayModuleShown();
+  const Instruction* FindReplayInstruction(const QString& computation, const QString& name) const;
   ReplayController* replay_ = nullptr;
   quint64 replay_id_ = 0;
   hlowb::worker::ReplayRequest last_replay_;
+  hlowb::worker::ReplayResult last_result_;
+  std::shared_ptr<const Module> replayed_module_;  // the module the results name
+  int replayed_module_index_ = -1;                  // the dump module a bisection ran on
+  QPointer<QProcess> bundle_process_;
   viewer::ModulesModel* modules_model_ = nullptr;
   QSortFilterProxyModel* modules_proxy_ = nullptr;
   viewer::TimelineModel* timeline_model_ = nullptr;

@@ -32,6 +32,8 @@ class ReplayController : public QObject {
 
   // The worker executable and its arguments (default: this program, "worker").
   void SetWorkerCommand(const QString& program, const QStringList& arguments);
+  // The program the worker runs (the hlowb executable, which also writes bundles).
+  QString program() const { return program_; }
   // A request with no answer for this long fails and the worker is killed (default 10 min).
   void SetDeadlineMs(int ms) { deadline_ms_ = ms; }
 

@@ -632,7 +632,7 @@ class MainWindowTest : public QObject {
     QVERIFY(WaitIdle(*w));
     QVERIFY(w->current_module());
     hlowb::viewer::ReplayPanel* panel = w->replay_panel();
-    panel->find_nonfinite_box()->setChecked(true);
+    panel->SetMode(hlowb::viewer::ReplayMode::kFindNonfinite);
     QSignalSpy finished(w->replay_controller(), &hlowb::gui::ReplayController::finished);
     panel->run_button()->click();
     QVERIFY(finished.wait(60000));

@@ -334,7 +334,7 @@ class NodeItem final : public QGraphicsItem {
     uint8_t state = scene_->node_state(index_);
     if (state == 0 && lod < scene_->far_lod()) return;  // in the far image
     PaintNode(painter, scene_->model().nodes[index_], scene_->fonts(), state, lod, scene_->dark(),
-              scene_->text_cache(index_));
+              scene_->text_cache(index_), scene_->heat(index_));
   }
 
  protected:
@@ -514,7 +514,7 @@ FarImage RenderFarImage(const SceneModel& m, bool dark, int max_side, double max
 // Painting -------------------------------------------------------------------------------------
 
 void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t state, double lod,
-               bool dark, std::vector<QStaticText>* cache) {
+               bool dark, std::vector<QStaticText>* cache, const QColor* heat) {
   const QRectF& r = n.rect;
   bool selected = state & 1;
   bool hovered = state & 2;
@@ -552,7 +552,7 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
       double grow = 3 / std::max(lod, 0.01);
       p->fillRect(r.adjusted(-grow, -grow, grow, grow), selected ? kSelectColor : kHoverColor);
     }
-    QColor fill = n.fill;
+    QColor fill = heat != nullptr ? *heat : n.fill;
     if (fill.lightness() > 245) fill = dark ? QColor(0xCF, 0xD8, 0xDC) : QColor(0xB0, 0xBE, 0xC5);
     p->fillRect(r, fill);
     return;
@@ -564,7 +564,7 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
   pen.setWidthF(width * std::clamp(lod, 1.0, 2.0));
   if (n.dashed) pen.setStyle(Qt::DashLine);
   p->setPen(pen);
-  p->setBrush(n.fill);
+  p->setBrush(heat != nullptr ? *heat : n.fill);
   switch (n.shape) {
     case graph::NodeShape::kEllipse:
       p->drawEllipse(r);
@@ -772,6 +772,18 @@ void GraphScene::SetDiffMarks(const std::vector<uint8_t>& marks) {
     const uint8_t mark = n < marks.size() ? static_cast<uint8_t>(marks[n] & 3) : 0;
     const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x0C) | (mark << 2));
     if (state == node_state_[n]) continue;
+    node_state_[n] = state;
+    if (n < items_.size() && items_[n]) items_[n]->update();
+  }
+}
+
+void GraphScene::SetHeat(const std::vector<QColor>& colors) {
+  heat_.assign(node_state_.size(), QColor());
+  for (size_t n = 0; n < node_state_.size(); ++n) {
+    const bool has = n < colors.size() && colors[n].isValid();
+    if (has) heat_[n] = colors[n];
+    const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x10) | (has ? 0x10 : 0));
+    if (state == node_state_[n] && !has) continue;
     node_state_[n] = state;
     if (n < items_.size() && items_[n]) items_[n]->update();
   }

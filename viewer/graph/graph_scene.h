@@ -157,6 +157,12 @@ class GraphScene : public QGraphicsScene {
   // Per node: 0 none, 1 added, 2 changed (a diff against another state); drawn as a band.
   void SetDiffMarks(const std::vector<uint8_t>& marks);
   int diff_mark(int node) const { return (node_state_[node] >> 2) & 3; }
+  // Per node: a heat-map colour that replaces its fill (an invalid colour: none). Such nodes
+  // draw themselves at every zoom (the far image does not know the colours).
+  void SetHeat(const std::vector<QColor>& colors);
+  const QColor* heat(int node) const {
+    return (node_state_[node] & 0x10) != 0 ? &heat_[node] : nullptr;
+  }
   int hovered_node() const { return hovered_; }
   // Edge state: 0 normal, 1 into the hovered/selected node, 2 out of it.
   uint8_t edge_state(int edge) const { return edge_state_[edge]; }
@@ -201,7 +207,9 @@ class GraphScene : public QGraphicsScene {
   size_t next_tile_ = 0;
   bool populated_ = false;
   std::vector<std::vector<QStaticText>> text_cache_;
-  std::vector<uint8_t> node_state_;  // bit 0 selected, bit 1 hovered, bits 2-3 diff mark
+  // bit 0 selected, bit 1 hovered, bits 2-3 diff mark, bit 4 heat colour
+  std::vector<uint8_t> node_state_;
+  std::vector<QColor> heat_;
   std::vector<uint8_t> edge_state_;
   std::vector<int> selected_;
   int hovered_ = -1;
@@ -212,9 +220,11 @@ class GraphScene : public QGraphicsScene {
 };
 
 // How items draw themselves at level of detail `lod` (scene units to pixels). `text_cache`
-// (optional) keeps the node's laid-out label lines between paints.
+// (optional) keeps the node's laid-out label lines between paints; `heat` (optional) replaces
+// the node's fill.
 void PaintNode(QPainter* painter, const NodeSpec& node, const LabelFonts& fonts, uint8_t state,
-               double lod, bool dark, std::vector<QStaticText>* text_cache = nullptr);
+               double lod, bool dark, std::vector<QStaticText>* text_cache = nullptr,
+               const QColor* heat = nullptr);
 // The edge's label, and when highlighted (state != 0) its whole curve and arrowhead.
 void PaintEdge(QPainter* painter, const EdgeSpec& edge, const LabelFonts& fonts, uint8_t state,
                double lod, bool dark);

@@ -27,6 +27,8 @@
 #include <QThread>
 #include <QThreadPool>
 #include <QTimer>
+#include <QLinearGradient>
+#include <QPainter>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <atomic>
@@ -372,6 +374,46 @@ struct Bridge {
 };
 
 // Follows palette changes (light/dark).
+// The heat map's legend under the graph: the metric's name and the colour scale from its low
+// to its high end.
+class HeatLegend : public QWidget {
+ public:
+  explicit HeatLegend(GraphView* view) : QWidget(view), view_(view) { setFixedHeight(22); }
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.fillRect(rect(), palette().color(QPalette::Window));
+    const QString text = view_->HeatLegendText();
+    const int colon = text.indexOf(QLatin1String(": "));
+    const QString title = colon >= 0 ? text.left(colon) : text;
+    const QString range = colon >= 0 ? text.mid(colon + 2) : QString();
+    const QStringList ends = range.split(QStringLiteral(" … "));
+    QFontMetrics fm(font());
+    int x = 6;
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRect(x, 0, fm.horizontalAdvance(title) + 4, height()), Qt::AlignVCenter, title);
+    x += fm.horizontalAdvance(title) + 12;
+    if (ends.size() == 2) {
+      p.drawText(QRect(x, 0, fm.horizontalAdvance(ends[0]) + 4, height()), Qt::AlignVCenter,
+                 ends[0]);
+      x += fm.horizontalAdvance(ends[0]) + 8;
+    }
+    const int bar = std::max(40, std::min(200, width() / 3));
+    QLinearGradient g(x, 0, x + bar, 0);
+    for (int i = 0; i <= 10; ++i) g.setColorAt(i / 10.0, GraphView::HeatColor(i / 10.0));
+    p.fillRect(QRect(x, 5, bar, height() - 10), g);
+    x += bar + 8;
+    if (ends.size() == 2) {
+      p.drawText(QRect(x, 0, fm.horizontalAdvance(ends[1]) + 4, height()), Qt::AlignVCenter,
+                 ends[1]);
+    }
+  }
+
+ private:
+  GraphView* view_;
+};
+
 class PaletteWatcher : public QObject {
  public:
   PaletteWatcher(QObject* parent, std::function<void()> changed)
@@ -409,6 +451,10 @@ class GraphView::Impl {
   // Marks the nodes of diff_marks' instructions in `s` (null: nothing).
   void ApplyDiffMarks(gv::GraphScene* s);
   std::unordered_map<const Instruction*, uint8_t> diff_marks;
+  void ApplyHeat(gv::GraphScene* s);
+  std::unordered_map<const Instruction*, double> heat;
+  QWidget* heat_legend = nullptr;
+  QString heat_title, heat_low, heat_high;
   void OnFarImage(uint64_t gen, std::shared_ptr<const gv::SceneModel> model,
                   std::shared_ptr<gv::FarImage> far);
   void PopulateTick(gv::GraphScene* s);
@@ -527,6 +573,10 @@ GraphView::Impl::Impl(GraphView* view) : q(view) {
   layout->setContentsMargins(0, 0, 0, 0);
   canvas = new gv::Canvas(view);
   layout->addWidget(canvas);
+  heat_legend = new HeatLegend(q);
+  heat_legend->setObjectName(QStringLiteral("heatLegend"));
+  heat_legend->setVisible(false);
+  layout->addWidget(heat_legend);
   canvas->on_painted = [this] {
     if (await_first_paint && scene && canvas->scene() == scene) {
       await_first_paint = false;
@@ -728,6 +778,7 @@ void GraphView::Impl::OnModel(uint64_t g, std::shared_ptr<const Prepared> prep,
   staging = new gv::GraphScene(std::move(model), font_description);
   staging->SetDark(Dark());
   ApplyDiffMarks(staging);
+  ApplyHeat(staging);
   staging_prep = std::move(prep);
   gv::GraphScene* s = staging;
   QTimer::singleShot(0, q, [this, s] { PopulateTick(s); });
@@ -760,6 +811,19 @@ void GraphView::Impl::ApplyDiffMarks(gv::GraphScene* s) {
     }
   }
   s->SetDiffMarks(marks);
+}
+
+void GraphView::Impl::ApplyHeat(gv::GraphScene* s) {
+  if (s == nullptr) return;
+  std::vector<QColor> colors(s->model().nodes.size());
+  for (const auto& [instruction, value] : heat) {
+    auto it = s->model().by_instruction.find(instruction);
+    if (it == s->model().by_instruction.end()) continue;
+    for (int n : it->second) {
+      if (!s->model().nodes[n].frame) colors[n] = GraphView::HeatColor(value);
+    }
+  }
+  s->SetHeat(colors);
 }
 
 void GraphView::Impl::OnFarImage(uint64_t g, std::shared_ptr<const gv::SceneModel> model,
@@ -1370,6 +1434,62 @@ void GraphView::SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> mar
   d.diff_marks = std::move(marks);
   d.ApplyDiffMarks(d.scene);
   d.ApplyDiffMarks(d.staging);
+}
+
+QColor GraphView::HeatColor(double value) {
+  // Pale yellow, orange, red: readable dark text on every step.
+  static const QColor stops[] = {QColor(0xFF, 0xF7, 0xBC), QColor(0xFE, 0xC4, 0x4F),
+                                 QColor(0xF2, 0x6B, 0x3A), QColor(0xE0, 0x3A, 0x3A)};
+  if (!(value >= 0)) value = 0;  // NaN too
+  value = std::min(value, 1.0) * 3;
+  const int i = std::min(2, static_cast<int>(value));
+  const double t = value - i;
+  const QColor& a = stops[i];
+  const QColor& b = stops[i + 1];
+  return QColor::fromRgbF(a.redF() + (b.redF() - a.redF()) * t,
+                          a.greenF() + (b.greenF() - a.greenF()) * t,
+                          a.blueF() + (b.blueF() - a.blueF()) * t);
+}
+
+void GraphView::SetHeatMap(std::unordered_map<const Instruction*, double> values,
+                           const QString& title, const QString& low_label,
+                           const QString& high_label) {
+  Impl& d = *impl_;
+  d.heat = std::move(values);
+  d.heat_title = d.heat.empty() ? QString() : title;
+  d.heat_low = low_label;
+  d.heat_high = high_label;
+  d.ApplyHeat(d.scene);
+  d.ApplyHeat(d.staging);
+  d.heat_legend->setVisible(!d.heat.empty());
+  d.heat_legend->update();
+}
+
+QColor GraphView::HeatColorOf(const Instruction* instruction) const {
+  const Impl& d = *impl_;
+  if (d.scene == nullptr) return QColor();
+  auto it = d.scene->model().by_instruction.find(instruction);
+  if (it == d.scene->model().by_instruction.end()) return QColor();
+  for (int n : it->second) {
+    if (const QColor* c = d.scene->heat(n)) return *c;
+  }
+  return QColor();
+}
+
+int GraphView::CountHeatNodes() const {
+  const Impl& d = *impl_;
+  if (d.scene == nullptr) return 0;
+  int count = 0;
+  for (int n = 0; n < static_cast<int>(d.scene->model().nodes.size()); ++n) {
+    if (d.scene->heat(n) != nullptr) ++count;
+  }
+  return count;
+}
+
+QString GraphView::HeatLegendText() const {
+  const Impl& d = *impl_;
+  if (d.heat.empty()) return QString();
+  return QStringLiteral("%1: %2 … %3").arg(d.heat_title, d.heat_low, d.heat_high);
 }
 
 int GraphView::DiffMarkOf(const Instruction* instruction) const {

@@ -88,6 +88,20 @@ class GraphView : public QWidget {
   int DiffMarkOf(const Instruction* instruction) const;
   int CountDiffMarkedNodes(int mark) const;
 
+  // Heat map: each instruction's value in [0, 1] fills its node on a pale-yellow-to-red scale,
+  // in this graph and every later layout, until replaced; a legend under the graph names the
+  // metric and what 0 and 1 stand for. An empty map ends it.
+  void SetHeatMap(std::unordered_map<const Instruction*, double> values, const QString& title,
+                  const QString& low_label, const QString& high_label);
+  void ClearHeatMap() { SetHeatMap({}, QString(), QString(), QString()); }
+  // The scale's colour for `value` in [0, 1].
+  static QColor HeatColor(double value);
+  // The colour drawn for an instruction's node (invalid when none or not drawn), how many
+  // drawn nodes carry one, and the legend's text (empty when hidden).
+  QColor HeatColorOf(const Instruction* instruction) const;
+  int CountHeatNodes() const;
+  QString HeatLegendText() const;
+
   // --- Options and queries added after the first version (all additive). ---
 
   // Lay out with Graphviz dot instead of the layered engine, for graphs of at most

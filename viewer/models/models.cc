@@ -159,6 +159,19 @@ void TimelineModel::UpdateEntry(int row, const TimelineEntry& entry) {
   emit dataChanged(index(row, 0), index(row, kColumnCount - 1));
 }
 
+void TimelineModel::SetReplayVerdicts(std::map<std::string, QString> verdicts) {
+  verdicts_ = std::move(verdicts);
+  if (!entries_.empty()) {
+    emit dataChanged(index(0, kReplay), index(static_cast<int>(entries_.size()) - 1, kReplay));
+  }
+}
+
+QString TimelineModel::ReplayVerdict(int row) const {
+  if (row < 0 || row >= static_cast<int>(entries_.size())) return QString();
+  auto it = verdicts_.find(entries_[row].state.label);
+  return it == verdicts_.end() ? QString() : it->second;
+}
+
 const TimelineEntry* TimelineModel::EntryAt(int row) const {
   if (row < 0 || row >= static_cast<int>(entries_.size())) return nullptr;
   return &entries_[row];
@@ -202,6 +215,20 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
           if (e.failed || !e.delta) return QString();
           if (*e.delta > 0) return QStringLiteral("+%1").arg(*e.delta);
           return QString::number(*e.delta);
+        case kReplay:
+          return ReplayVerdict(index.row());
+      }
+      break;
+    case Qt::BackgroundRole:
+      if (index.column() == kReplay) {
+        const QString v = ReplayVerdict(index.row());
+        if (v == QLatin1String("DIVERGED") || v == QLatin1String("FAILED")) {
+          return QBrush(QColor(0xEF, 0x9A, 0x9A));
+        }
+        if (v == QLatin1String("MATCH") || v == QLatin1String("baseline")) {
+          return QBrush(QColor(0xC8, 0xE6, 0xC9));
+        }
+        if (v == QLatin1String("SKIPPED")) return QBrush(QColor(0xFF, 0xE0, 0xB2));
       }
       break;
     case kSortRole:
@@ -213,6 +240,8 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
           return static_cast<qlonglong>(e.instruction_count.value_or(-1));
         case kDelta:
           return static_cast<qlonglong>(e.delta.value_or(0));
+        case kReplay:
+          return ReplayVerdict(index.row());
       }
       break;
     case kIndexRole:
@@ -263,10 +292,14 @@ QVariant TimelineModel::headerData(int section, Qt::Orientation orientation, int
       case kPass: return tr("Pass");
       case kInstructions: return tr("Instructions");
       case kDelta: return tr("\u0394");
+      case kReplay: return tr("Replay");
     }
   }
   if (role == Qt::ToolTipRole && section == kDelta) {
     return tr("Instruction count minus the previous state's");
+  }
+  if (role == Qt::ToolTipRole && section == kReplay) {
+    return tr("The pass bisection's verdict for the state (Replay dock, Bisect the passes)");
   }
   return {};
 }

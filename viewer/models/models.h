@@ -6,6 +6,7 @@
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -65,9 +66,13 @@ class TimelineModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { kStep, kPipeline, kPass, kInstructions, kDelta, kColumnCount };
+  enum Column { kStep, kPipeline, kPass, kInstructions, kDelta, kReplay, kColumnCount };
   explicit TimelineModel(QObject* parent = nullptr);
   void SetEntries(std::vector<TimelineEntry> entries);
+  // The Replay column: a pass bisection's verdict per state, by state label ("DIVERGED" is
+  // red, "MATCH" green); kept across SetEntries until replaced. An empty map clears it.
+  void SetReplayVerdicts(std::map<std::string, QString> verdicts);
+  QString ReplayVerdict(int row) const;
   // Updates one row in place (after its state loaded), emitting dataChanged.
   void UpdateEntry(int row, const TimelineEntry& entry);
   const TimelineEntry* EntryAt(int row) const;
@@ -80,6 +85,7 @@ class TimelineModel : public QAbstractTableModel {
 
  private:
   std::vector<TimelineEntry> entries_;
+  std::map<std::string, QString> verdicts_;
 };
 
 // Hides unchanged passes when asked (before/after states always stay).

@@ -9,15 +9,86 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QHeaderView>
+#include <QStandardItemModel>
 #include <QSpinBox>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+
+#include "viewer/widgets/tensor_viewer.h"
 
 namespace hlowb::viewer {
+namespace {
+
+QTableWidget* NewTable(const QString& object_name, const QStringList& headers) {
+  auto* t = new QTableWidget;
+  t->setObjectName(object_name);
+  t->setColumnCount(headers.size());
+  t->setHorizontalHeaderLabels(headers);
+  t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->verticalHeader()->setVisible(false);
+  t->verticalHeader()->setDefaultSectionSize(20);
+  t->horizontalHeader()->setStretchLastSection(true);
+  return t;
+}
+
+QTableWidgetItem* TextItem(const QString& text) {
+  auto* item = new QTableWidgetItem(text);
+  item->setToolTip(text);
+  return item;
+}
+
+// A number that sorts as a number.
+class NumberTableItem : public QTableWidgetItem {
+ public:
+  bool operator<(const QTableWidgetItem& other) const override {
+    return data(Qt::UserRole).toDouble() < other.data(Qt::UserRole).toDouble();
+  }
+};
+
+QTableWidgetItem* NumberItem(double value, const QString& text) {
+  auto* item = new NumberTableItem;
+  item->setData(Qt::DisplayRole, text);
+  item->setData(Qt::UserRole, value);
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+QString ErrorText(double v) {
+  if (v == 0) return QStringLiteral("0");
+  return QString::number(v, 'g', 4);
+}
+
+QColor StatusColor(const QString& status) {
+  if (status == QLatin1String("MISMATCH") || status == QLatin1String("DIVERGED") ||
+      status.endsWith(QLatin1String("ERROR")) || status == QLatin1String("FAILED")) {
+    return QColor(0xEF, 0x9A, 0x9A);
+  }
+  if (status == QLatin1String("MATCHED") || status == QLatin1String("MATCH")) {
+    return QColor(0xC8, 0xE6, 0xC9);
+  }
+  if (status == QLatin1String("SKIPPED")) return QColor(0xFF, 0xE0, 0xB2);
+  return QColor();
+}
+
+}  // namespace
 
 ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   auto* form = new QFormLayout;
+  mode_ = new QComboBox;
+  mode_->setObjectName(QStringLiteral("replayMode"));
+  mode_->addItem(tr("Compare outputs"), static_cast<int>(ReplayMode::kCompare));
+  mode_->addItem(tr("Find the first NaN/Inf"), static_cast<int>(ReplayMode::kFindNonfinite));
+  mode_->addItem(tr("Isolate each instruction"), static_cast<int>(ReplayMode::kIsolate));
+  mode_->addItem(tr("Bisect the passes (dump directory)"),
+                 static_cast<int>(ReplayMode::kBisectPasses));
+  form->addRow(tr("Run"), mode_);
   reference_ = new QComboBox;
   reference_->addItem(tr("none"), QString());
   reference_->addItem(QStringLiteral("interpreter"), QStringLiteral("interpreter"));
@@ -46,9 +117,32 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   host_->addItem(tr("zeros"), QStringLiteral("zeros"));
   host_->addItem(tr("fake data"), QStringLiteral("fake"));
   form->addRow(tr("Infeed / host recv"), host_);
-  nonfinite_ = new QCheckBox(tr("Find the first NaN/Inf instead of comparing"));
-  nonfinite_->setObjectName(QStringLiteral("replayFindNonfinite"));
-  form->addRow(QString(), nonfinite_);
+  auto* devices = new QHBoxLayout;
+  replicas_ = new QSpinBox;
+  replicas_->setRange(0, 4096);
+  replicas_->setSpecialValueText(tr("module's"));
+  partitions_ = new QSpinBox;
+  partitions_->setRange(0, 4096);
+  partitions_->setSpecialValueText(tr("module's"));
+  devices->addWidget(new QLabel(tr("replicas")));
+  devices->addWidget(replicas_);
+  devices->addWidget(new QLabel(tr("partitions")));
+  devices->addWidget(partitions_);
+  devices->addStretch();
+  form->addRow(tr("Devices"), devices);
+  argument_mode_ = new QComboBox;
+  argument_mode_->addItem(tr("as Data says"), QString());
+  for (const char* mode : {"use_random_inputs", "use_shared_random_inputs", "use_zeros_as_input",
+                           "use_device_id_as_input", "uninitialized"}) {
+    argument_mode_->addItem(QString::fromLatin1(mode), QString::fromLatin1(mode));
+  }
+  form->addRow(tr("Per-device arguments"), argument_mode_);
+  profile_ = new QCheckBox(tr("Profile every instruction (heat map)"));
+  profile_->setChecked(true);
+  form->addRow(QString(), profile_);
+  capture_ = new QCheckBox(tr("Keep the selected instruction's value"));
+  capture_->setChecked(true);
+  form->addRow(QString(), capture_);
   layout->addLayout(form);
 
   auto* buttons = new QHBoxLayout;
@@ -64,6 +158,12 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   buttons->addWidget(cancel_);
   buttons->addStretch();
   buttons->addWidget(save_);
+  bundle_ = new QPushButton(tr("Export Bundle…"));
+  bundle_->setObjectName(QStringLiteral("replayExportBundle"));
+  bundle_->setToolTip(tr("Write a bug-report folder: module, snapshot with the arguments, "
+                         "flags, platform, report and ready-to-run commands"));
+  bundle_->setEnabled(false);
+  buttons->addWidget(bundle_);
   layout->addLayout(buttons);
   progress_ = new QProgressBar;
   progress_->setTextVisible(true);
@@ -77,7 +177,70 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   details_ = new QPlainTextEdit;
   details_->setReadOnly(true);
   details_->setLineWrapMode(QPlainTextEdit::NoWrap);
-  layout->addWidget(details_, 1);
+  tabs_ = new QTabWidget;
+  tabs_->setObjectName(QStringLiteral("replayTabs"));
+  tabs_->addTab(details_, tr("Report"));
+  tensors_ = new TensorViewer;
+  tabs_->addTab(tensors_, tr("Values"));
+  auto* profile_page = new QWidget;
+  auto* profile_layout = new QVBoxLayout(profile_page);
+  profile_layout->setContentsMargins(0, 0, 0, 0);
+  auto* heat_row = new QHBoxLayout;
+  heat_ = new QComboBox;
+  heat_->setObjectName(QStringLiteral("replayHeatMap"));
+  heat_->addItem(tr("off"), static_cast<int>(HeatMetric::kOff));
+  heat_->addItem(tr("time"), static_cast<int>(HeatMetric::kTime));
+  heat_->addItem(tr("NaN/Inf"), static_cast<int>(HeatMetric::kNonfinite));
+  heat_->addItem(tr("isolation error"), static_cast<int>(HeatMetric::kIsolationError));
+  heat_row->addWidget(new QLabel(tr("Heat map on the graph")));
+  heat_row->addWidget(heat_);
+  heat_row->addStretch();
+  profile_layout->addLayout(heat_row);
+  profile_table_ = NewTable(QStringLiteral("replayProfile"),
+                            {tr("instruction"), tr("computation"), tr("time (ms)"), tr("runs"),
+                             tr("NaN"), tr("Inf"), tr("min"), tr("max")});
+  profile_layout->addWidget(profile_table_, 1);
+  tabs_->addTab(profile_page, tr("Instructions"));
+  auto* isolation_page = new QWidget;
+  auto* isolation_layout = new QVBoxLayout(isolation_page);
+  isolation_layout->setContentsMargins(0, 0, 0, 0);
+  isolation_table_ = NewTable(QStringLiteral("replayIsolation"),
+                              {tr("instruction"), tr("opcode"), tr("reference"), tr("test"),
+                               tr("mismatches"), tr("max abs error"), tr("max rel error"),
+                               tr("status")});
+  isolation_layout->addWidget(isolation_table_, 1);
+  isolation_text_ = new QPlainTextEdit;
+  isolation_text_->setReadOnly(true);
+  isolation_text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  isolation_text_->setMaximumHeight(90);
+  isolation_layout->addWidget(isolation_text_);
+  tabs_->addTab(isolation_page, tr("Isolation"));
+  bisect_table_ = NewTable(QStringLiteral("replayBisect"),
+                           {tr("state"), tr("pass"), tr("verdict"), tr("max abs error"),
+                            tr("max rel error"), tr("detail")});
+  tabs_->addTab(bisect_table_, tr("Passes"));
+  layout->addWidget(tabs_, 1);
+  SetBisectAvailable(false);
+
+  connect(heat_, &QComboBox::currentIndexChanged, this, [this] {
+    emit heatMetricChanged(heat_metric());
+  });
+  auto activate_instruction = [this](QTableWidget* table) {
+    connect(table, &QTableWidget::cellActivated, this, [this, table](int row, int) {
+      if (QTableWidgetItem* item = table->item(row, 0)) emit instructionActivated(item->text());
+    });
+    connect(table, &QTableWidget::cellClicked, this, [this, table](int row, int) {
+      if (QTableWidgetItem* item = table->item(row, 0)) emit instructionActivated(item->text());
+    });
+  };
+  activate_instruction(profile_table_);
+  activate_instruction(isolation_table_);
+  auto activate_state = [this](int row, int) {
+    if (QTableWidgetItem* item = bisect_table_->item(row, 0)) emit stateActivated(item->text());
+  };
+  connect(bisect_table_, &QTableWidget::cellActivated, this, activate_state);
+  connect(bisect_table_, &QTableWidget::cellClicked, this, activate_state);
+  connect(bundle_, &QPushButton::clicked, this, [this] { emit exportBundleRequested(); });
 
   connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(Settings()); });
   connect(cancel_, &QPushButton::clicked, this, [this] { emit cancelRequested(); });
@@ -92,7 +255,13 @@ ReplaySettings ReplayPanel::Settings() const {
   s.abs_error = abs_->value();
   s.rel_error = rel_->value();
   s.host_transfers = host_->currentData().toString();
-  s.find_nonfinite = nonfinite_->isChecked();
+  s.mode = static_cast<ReplayMode>(mode_->currentData().toInt());
+  s.find_nonfinite = s.mode == ReplayMode::kFindNonfinite;
+  s.profile = profile_->isChecked();
+  s.capture_selected = capture_->isChecked();
+  s.num_replicas = replicas_->value();
+  s.num_partitions = partitions_->value();
+  s.argument_mode = argument_mode_->currentData().toString();
   return s;
 }
 
@@ -107,6 +276,7 @@ void ReplayPanel::SetRunning(bool running) {
     verdict_->setText(tr("Running…"));
     details_->clear();
     save_->setEnabled(false);
+    bundle_->setEnabled(false);
   }
 }
 
@@ -123,6 +293,7 @@ void ReplayPanel::ShowResult(const QString& verdict, const QString& details) {
   verdict_->setText(verdict);
   details_->setPlainText(details);
   save_->setEnabled(verdict != QStringLiteral("MATCHED"));
+  bundle_->setEnabled(true);
 }
 
 void ReplayPanel::ShowError(const QString& message, const QString& last_instruction) {
@@ -132,6 +303,8 @@ void ReplayPanel::ShowError(const QString& message, const QString& last_instruct
                         : tr("Failed: %1 (last reached: %2)").arg(message, last_instruction));
   details_->setPlainText(message);
   save_->setEnabled(true);
+  bundle_->setEnabled(true);
+  tabs_->setCurrentIndex(0);
 }
 
 void ReplayPanel::Clear() {
@@ -139,6 +312,103 @@ void ReplayPanel::Clear() {
   verdict_->clear();
   details_->clear();
   save_->setEnabled(false);
+  bundle_->setEnabled(false);
+  ShowValues({});
+  ShowProfile({});
+  ShowIsolation({}, QString());
+  ShowBisect({}, -1);
+}
+
+void ReplayPanel::SetBisectAvailable(bool available) {
+  const int index = mode_->findData(static_cast<int>(ReplayMode::kBisectPasses));
+  if (auto* model = qobject_cast<QStandardItemModel*>(mode_->model())) {
+    if (QStandardItem* item = model->item(index)) item->setEnabled(available);
+  }
+  if (!available && mode_->currentIndex() == index) mode_->setCurrentIndex(0);
+}
+
+void ReplayPanel::SetMode(ReplayMode mode) {
+  mode_->setCurrentIndex(mode_->findData(static_cast<int>(mode)));
+}
+
+void ReplayPanel::ShowValues(
+    const std::vector<std::pair<QString, std::shared_ptr<const Literal>>>& values) {
+  tensors_->SetValues(values);
+}
+
+void ReplayPanel::ShowProfile(std::vector<ProfileRowView> rows) {
+  profile_rows_ = std::move(rows);
+  profile_table_->setSortingEnabled(false);
+  profile_table_->setRowCount(static_cast<int>(profile_rows_.size()));
+  for (int r = 0; r < static_cast<int>(profile_rows_.size()); ++r) {
+    const ProfileRowView& p = profile_rows_[r];
+    profile_table_->setItem(r, 0, TextItem(p.name));
+    profile_table_->setItem(r, 1, TextItem(p.computation));
+    profile_table_->setItem(r, 2, NumberItem(p.seconds * 1e3, QString::number(p.seconds * 1e3, 'f', 3)));
+    profile_table_->setItem(r, 3, NumberItem(p.executions, QString::number(p.executions)));
+    profile_table_->setItem(r, 4, NumberItem(p.nan_count, QString::number(p.nan_count)));
+    profile_table_->setItem(r, 5, NumberItem(p.inf_count, QString::number(p.inf_count)));
+    profile_table_->setItem(r, 6, NumberItem(p.min, QString::number(p.min, 'g', 6)));
+    profile_table_->setItem(r, 7, NumberItem(p.max, QString::number(p.max, 'g', 6)));
+    if (p.nan_count > 0 || p.inf_count > 0) {
+      for (int c = 0; c < profile_table_->columnCount(); ++c) {
+        profile_table_->item(r, c)->setBackground(QColor(0xEF, 0x9A, 0x9A));
+      }
+    }
+  }
+  profile_table_->setSortingEnabled(true);
+  profile_table_->sortItems(2, Qt::DescendingOrder);
+}
+
+void ReplayPanel::ShowIsolation(std::vector<IsolationRowView> rows, const QString& table_text) {
+  isolation_rows_ = std::move(rows);
+  isolation_table_->setRowCount(static_cast<int>(isolation_rows_.size()));
+  for (int r = 0; r < static_cast<int>(isolation_rows_.size()); ++r) {
+    const IsolationRowView& i = isolation_rows_[r];
+    isolation_table_->setItem(r, 0, TextItem(i.name));
+    isolation_table_->setItem(r, 1, TextItem(i.opcode));
+    isolation_table_->setItem(r, 2, TextItem(i.reference_status));
+    isolation_table_->setItem(r, 3, TextItem(i.test_status));
+    isolation_table_->setItem(r, 4, NumberItem(i.mismatches, QString::number(i.mismatches)));
+    isolation_table_->setItem(r, 5, NumberItem(i.max_abs_error, ErrorText(i.max_abs_error)));
+    isolation_table_->setItem(r, 6, NumberItem(i.max_rel_error, ErrorText(i.max_rel_error)));
+    isolation_table_->setItem(r, 7, TextItem(i.detail));
+    const QColor color = StatusColor(i.test_status);
+    if (color.isValid()) isolation_table_->item(r, 3)->setBackground(color);
+  }
+  isolation_text_->setPlainText(table_text);
+}
+
+void ReplayPanel::ShowBisect(std::vector<BisectRowView> rows, int first_divergent) {
+  bisect_rows_ = std::move(rows);
+  bisect_table_->setRowCount(static_cast<int>(bisect_rows_.size()));
+  for (int r = 0; r < static_cast<int>(bisect_rows_.size()); ++r) {
+    const BisectRowView& b = bisect_rows_[r];
+    bisect_table_->setItem(r, 0, TextItem(b.label));
+    bisect_table_->setItem(r, 1, TextItem(b.pass));
+    bisect_table_->setItem(r, 2, TextItem(b.verdict));
+    bisect_table_->setItem(r, 3, NumberItem(b.max_abs_error, ErrorText(b.max_abs_error)));
+    bisect_table_->setItem(r, 4, NumberItem(b.max_rel_error, ErrorText(b.max_rel_error)));
+    bisect_table_->setItem(r, 5, TextItem(b.detail));
+    const QColor color = StatusColor(b.verdict);
+    if (color.isValid()) bisect_table_->item(r, 2)->setBackground(color);
+    if (r == first_divergent) {
+      QFont bold = bisect_table_->font();
+      bold.setBold(true);
+      for (int c = 0; c < bisect_table_->columnCount(); ++c) bisect_table_->item(r, c)->setFont(bold);
+    }
+  }
+  if (first_divergent >= 0 && first_divergent < bisect_table_->rowCount()) {
+    bisect_table_->selectRow(first_divergent);
+  }
+}
+
+void ReplayPanel::SetHeatMetric(HeatMetric metric) {
+  heat_->setCurrentIndex(heat_->findData(static_cast<int>(metric)));
+}
+
+HeatMetric ReplayPanel::heat_metric() const {
+  return static_cast<HeatMetric>(heat_->currentData().toInt());
 }
 
 QString ReplayPanel::Verdict() const { return verdict_->text(); }

@@ -1,14 +1,28 @@
-// The replay panel: what to run against what (reference platform, data, seed, tolerances), a
-// Run / Cancel pair with progress, and the outcome — a verdict (MATCHED, MISMATCH, RAN) with
-// the comparison report, or the error with the last instruction the run reached and a way to
-// save a reproducer. It only shows and asks: the window's replay controller runs the replay
-// in the worker process and feeds the results back as plain values.
+// The replay panel: what to run (a comparison, the NaN/Inf locator, per-instruction isolation
+// or a bisection of the compiler passes) against what (reference platform, data, seed,
+// tolerances, devices and their argument mode), a Run / Cancel pair with progress, and the
+// outcome in tabs:
+//   Report        the verdict (MATCHED, MISMATCH, RAN, ...) and the report text, or the error
+//                 with the last instruction the run reached, and a way to save a reproducer;
+//   Values        the tensor viewer over the outputs and a captured instruction's value;
+//   Instructions  per-instruction time, executions and NaN/Inf counts of a profiled run;
+//   Isolation     run_hlo_module's isolation table, a row per instruction;
+//   Passes        the pass bisection, a row per state with its verdict.
+// Rows name instructions or states; activating one asks the window to show it. A heat-map
+// choice asks the window to colour the graph by time, NaN/Inf or isolation error. It only shows
+// and asks: the window's replay controller runs the work in the worker process and feeds the
+// results back as plain values.
 #ifndef HLOWB_VIEWER_WIDGETS_REPLAY_PANEL_H_
 #define HLOWB_VIEWER_WIDGETS_REPLAY_PANEL_H_
 
 #include <QString>
 #include <QWidget>
 #include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/ir/literal.h"
 
 class QCheckBox;
 class QComboBox;
@@ -18,17 +32,51 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
+class QTableWidget;
 
 namespace hlowb::viewer {
 
+class TensorViewer;
+
+enum class ReplayMode { kCompare, kFindNonfinite, kIsolate, kBisectPasses };
+
+// What the heat map colours the graph by.
+enum class HeatMetric { kOff, kTime, kNonfinite, kIsolationError };
+
 struct ReplaySettings {
+  ReplayMode mode = ReplayMode::kCompare;
   QString reference_platform;  // empty: no reference run
   bool force_fake_data = false;
   uint64_t seed = 42;
   double abs_error = 0;  // 0: the comparison's default
   double rel_error = 0;
   QString host_transfers = QStringLiteral("error");
-  bool find_nonfinite = false;  // locate the first NaN/Inf instead of comparing
+  bool find_nonfinite = false;  // mode == kFindNonfinite
+  bool profile = true;          // per-instruction time and statistics (the heat map's data)
+  bool capture_selected = true;  // keep the selected instruction's value for the viewer
+  int64_t num_replicas = 0;      // 0: the module's
+  int64_t num_partitions = 0;
+  QString argument_mode;         // --hlo_argument_mode; empty: the usual choice
+};
+
+struct ProfileRowView {
+  QString name, computation;
+  double seconds = 0;
+  int64_t executions = 0;
+  int64_t nan_count = 0, inf_count = 0, elements = 0;
+  double min = 0, max = 0;
+};
+
+struct IsolationRowView {
+  QString name, opcode, reference_status, test_status, detail;
+  int64_t mismatches = 0;
+  double max_abs_error = 0, max_rel_error = 0;
+};
+
+struct BisectRowView {
+  QString label, pass, verdict, detail;
+  double max_abs_error = 0, max_rel_error = 0;
 };
 
 class ReplayPanel : public QWidget {
@@ -44,20 +92,48 @@ class ReplayPanel : public QWidget {
   void ShowResult(const QString& verdict, const QString& details);
   void ShowError(const QString& message, const QString& last_instruction);
   void Clear();
+  // Whether the Passes mode can run (the open document is a dump directory).
+  void SetBisectAvailable(bool available);
+  void SetMode(ReplayMode mode);
+
+  // Result tabs. Each replaces what the tab showed; an empty list empties it.
+  void ShowValues(const std::vector<std::pair<QString, std::shared_ptr<const Literal>>>& values);
+  void ShowProfile(std::vector<ProfileRowView> rows);
+  void ShowIsolation(std::vector<IsolationRowView> rows, const QString& table_text);
+  void ShowBisect(std::vector<BisectRowView> rows, int first_divergent);
+  void SetHeatMetric(HeatMetric metric);
+  HeatMetric heat_metric() const;
+  const std::vector<ProfileRowView>& profile_rows() const { return profile_rows_; }
+  const std::vector<IsolationRowView>& isolation_rows() const { return isolation_rows_; }
+  const std::vector<BisectRowView>& bisect_rows() const { return bisect_rows_; }
 
   // For tests and the window.
   QString Verdict() const;
   QString Details() const;
+  TensorViewer* tensor_viewer() const { return tensors_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QTableWidget* profile_table() const { return profile_table_; }
+  QTableWidget* isolation_table() const { return isolation_table_; }
+  QTableWidget* bisect_table() const { return bisect_table_; }
+  QComboBox* mode_box() const { return mode_; }
+  QSpinBox* replicas_box() const { return replicas_; }
+  QSpinBox* partitions_box() const { return partitions_; }
+  QComboBox* argument_mode_box() const { return argument_mode_; }
+  QPushButton* bundle_button() const { return bundle_; }
   QPushButton* run_button() const { return run_; }
   QPushButton* cancel_button() const { return cancel_; }
   QPushButton* save_button() const { return save_; }
-  QCheckBox* find_nonfinite_box() const { return nonfinite_; }
   bool running() const { return running_; }
 
  signals:
   void runRequested(const hlowb::viewer::ReplaySettings& settings);
   void cancelRequested();
   void saveReproducerRequested();
+  void exportBundleRequested();
+  // A row naming an instruction (by name) or a timeline state (by label) was activated.
+  void instructionActivated(const QString& name);
+  void stateActivated(const QString& label);
+  void heatMetricChanged(hlowb::viewer::HeatMetric metric);
 
  private:
   QComboBox* reference_ = nullptr;
@@ -66,7 +142,23 @@ class ReplayPanel : public QWidget {
   QDoubleSpinBox* abs_ = nullptr;
   QDoubleSpinBox* rel_ = nullptr;
   QComboBox* host_ = nullptr;
-  QCheckBox* nonfinite_ = nullptr;
+  QComboBox* mode_ = nullptr;
+  QCheckBox* profile_ = nullptr;
+  QCheckBox* capture_ = nullptr;
+  QSpinBox* replicas_ = nullptr;
+  QSpinBox* partitions_ = nullptr;
+  QComboBox* argument_mode_ = nullptr;
+  QComboBox* heat_ = nullptr;
+  QPushButton* bundle_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  TensorViewer* tensors_ = nullptr;
+  QTableWidget* profile_table_ = nullptr;
+  QTableWidget* isolation_table_ = nullptr;
+  QTableWidget* bisect_table_ = nullptr;
+  QPlainTextEdit* isolation_text_ = nullptr;
+  std::vector<ProfileRowView> profile_rows_;
+  std::vector<IsolationRowView> isolation_rows_;
+  std::vector<BisectRowView> bisect_rows_;
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
   QPushButton* save_ = nullptr;

@@ -1,0 +1,427 @@
+// The main window's replay side: the Replay dock's requests go to the worker process through
+// the replay controller, and its answers come back to the dock (report, values, instruction
+// profile, isolation table, pass bisection), the graph (heat map, the NaN/Inf locator's
+// instruction) and the timeline (the bisection's verdict per state).
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QProcess>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "app/gui/main_window.h"
+#include "core/proto/literal_convert.h"
+#include "core/support/file_util.h"
+#include "core/text/printer.h"
+#include "viewer/graph/graph_view.h"
+#include "viewer/models/models.h"
+#include "viewer/widgets/replay_panel.h"
+
+namespace hlowb::gui {
+namespace {
+
+QString Q(const std::string& s) { return QString::fromStdString(s); }
+
+int TabIndex(QTabWidget* tabs, const QString& title) {
+  for (int i = 0; i < tabs->count(); ++i) {
+    if (tabs->tabText(i) == title) return i;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void MainWindow::BuildReplay() {
+  replay_panel_ = new viewer::ReplayPanel;
+  replay_panel_->setObjectName(QStringLiteral("replayPanel"));
+  replay_ = new ReplayController(this);
+  timeline_view_->setColumnHidden(viewer::TimelineModel::kReplay, true);
+  connect(replay_panel_, &viewer::ReplayPanel::runRequested, this, &MainWindow::StartReplay);
+  connect(replay_panel_, &viewer::ReplayPanel::cancelRequested, this,
+          [this] { replay_->Cancel(replay_id_); });
+  connect(replay_panel_, &viewer::ReplayPanel::saveReproducerRequested, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Save Reproducer To"));
+    if (dir.isEmpty()) return;
+    absl::Status st = SaveReplayReproducer(dir);
+    statusBar()->showMessage(st.ok() ? tr("Reproducer written to %1").arg(dir)
+                                     : QString::fromStdString(std::string(st.message())),
+                             8000);
+  });
+  connect(replay_panel_, &viewer::ReplayPanel::exportBundleRequested, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export Bug-Report Bundle To"));
+    if (dir.isEmpty()) return;
+    if (!ExportReplayBundle(dir)) {
+      statusBar()->showMessage(tr("No replay to export, or a bundle is being written"), 8000);
+    }
+  });
+  connect(this, &MainWindow::bundleExported, this, [this](bool ok, const QString& message) {
+    statusBar()->showMessage(ok ? tr("Bundle written to %1").arg(message)
+                                : tr("Bundle failed: %1").arg(message),
+                             10000);
+  });
+  connect(replay_panel_, &viewer::ReplayPanel::heatMetricChanged, this,
+          [this](viewer::HeatMetric metric) { ApplyHeatMap(metric); });
+  connect(replay_panel_, &viewer::ReplayPanel::instructionActivated, this,
+          [this](const QString& name) {
+            // Rows name instructions of the replayed module; find the same name here.
+            if (!SelectInstructionByName(name)) {
+              statusBar()->showMessage(tr("%1 is not in the shown state").arg(name), 5000);
+            }
+          });
+  connect(replay_panel_, &viewer::ReplayPanel::stateActivated, this, [this](const QString& label) {
+    for (size_t r = 0; r < states_.size(); ++r) {
+      if (Q(states_[r].label) == label) {
+        SelectTimelineRow(static_cast<int>(r));
+        return;
+      }
+    }
+  });
+  connect(replay_, &ReplayController::progress, this,
+          [this](quint64 id, qint64 done, qint64 total, const QString& what) {
+            if (id == replay_id_) replay_panel_->SetProgress(done, total, what);
+          });
+  connect(replay_, &ReplayController::finished, this,
+          [this](quint64 id, const hlowb::worker::ReplayResult& result) {
+            if (id == replay_id_) OnReplayFinished(result);
+          });
+  connect(replay_, &ReplayController::failed, this,
+          [this](quint64 id, const QString& message, const QString& last) {
+            if (id == replay_id_) replay_panel_->ShowError(message, last);
+          });
+}
+
+void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
+  if (!module_) {
+    replay_panel_->ShowError(tr("open a module first"), QString());
+    return;
+  }
+  hlowb::worker::ReplayRequest request;
+  if (settings.mode == viewer::ReplayMode::kBisectPasses) {
+    if (!session_ || module_index_ < 0) {
+      replay_panel_->ShowError(tr("bisecting the passes needs a dump directory"), QString());
+      return;
+    }
+    request.set_bisect_passes(true);
+    request.set_dump_dir(current_path_.toStdString());
+    const DumpModule& m = session_->index().modules[module_index_];
+    request.set_dump_module(m.id_text.empty() ? m.name : m.id_text);
+    replayed_module_index_ = module_index_;
+  } else {
+    // A single file (a snapshot brings its arguments) is replayed from disk; a dump state as
+    // the text of the module shown.
+    const QFileInfo file(current_path_);
+    if (shown_row_ < 0 && file.isFile()) {
+      request.set_module_path(current_path_.toStdString());
+    } else {
+      request.set_module_text(PrintModule(*module_, PrintOptions::Long()));
+    }
+  }
+  request.set_reference_platform(settings.reference_platform.toStdString());
+  request.set_force_fake_data(settings.force_fake_data);
+  request.set_seed(settings.seed);
+  request.set_abs_error_bound(settings.abs_error);
+  request.set_rel_error_bound(settings.rel_error);
+  request.set_host_transfers(settings.host_transfers.toStdString());
+  request.set_find_nonfinite(settings.mode == viewer::ReplayMode::kFindNonfinite ||
+                             settings.find_nonfinite);
+  request.set_isolate_instructions(settings.mode == viewer::ReplayMode::kIsolate);
+  request.set_num_replicas(settings.num_replicas);
+  request.set_num_partitions(settings.num_partitions);
+  request.set_hlo_argument_mode(settings.argument_mode.toStdString());
+  if (settings.mode == viewer::ReplayMode::kCompare) {
+    request.set_return_result_literals(true);
+    request.set_profile(settings.profile);
+    if (settings.capture_selected && !selected_name_.isEmpty()) {
+      request.set_capture_instruction(selected_name_.toStdString());
+    }
+  }
+  last_replay_ = request;
+  replayed_module_ = module_;
+  replay_panel_->SetRunning(true);
+  replay_id_ = replay_->Submit(request);
+}
+
+void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
+  last_result_ = result;
+  QTabWidget* tabs = replay_panel_->tabs();
+  if (last_replay_.bisect_passes()) {
+    std::vector<viewer::BisectRowView> rows;
+    std::map<std::string, QString> verdicts;
+    for (const auto& b : result.bisect()) {
+      rows.push_back({Q(b.label()), Q(b.pass()), Q(b.verdict()), Q(b.detail()),
+                      b.max_abs_error(), b.max_rel_error()});
+      verdicts[b.label()] = Q(b.verdict());
+    }
+    const int first = result.first_divergent();
+    replay_panel_->ShowBisect(std::move(rows), first);
+    timeline_model_->SetReplayVerdicts(std::move(verdicts));
+    timeline_view_->setColumnHidden(viewer::TimelineModel::kReplay, false);
+    QString verdict = tr("No pass diverged");
+    if (first >= 0 && first < result.bisect_size()) {
+      const auto& row = result.bisect(first);
+      verdict = tr("Diverged after %1").arg(Q(row.pass().empty() ? row.label() : row.pass()));
+    }
+    replay_panel_->ShowResult(verdict, Q(result.bisect_report()));
+    tabs->setCurrentIndex(TabIndex(tabs, tr("Passes")));
+    return;
+  }
+  if (last_replay_.isolate_instructions()) {
+    std::vector<viewer::IsolationRowView> rows;
+    int bad = 0;
+    for (const auto& r : result.isolation()) {
+      rows.push_back({Q(r.name()), Q(r.opcode()), Q(r.reference_status()), Q(r.test_status()),
+                      Q(r.detail()), r.mismatches(), r.max_abs_error(), r.max_rel_error()});
+      bad += r.test_status() != "MATCHED" && r.test_status() != "RAN" &&
+             r.test_status() != "SKIPPED";
+    }
+    replay_panel_->ShowIsolation(std::move(rows), Q(result.isolation_table()));
+    QString details = Q(result.isolation_table());
+    for (const std::string& w : result.warnings()) details += tr("Note: %1\n").arg(Q(w));
+    replay_panel_->ShowResult(bad == 0 ? tr("ISOLATED: all matched")
+                                       : tr("ISOLATED: %n instruction(s) differ", "", bad),
+                              details);
+    tabs->setCurrentIndex(TabIndex(tabs, tr("Isolation")));
+    if (replay_panel_->heat_metric() == viewer::HeatMetric::kIsolationError) {
+      ApplyHeatMap(viewer::HeatMetric::kIsolationError);
+    }
+    return;
+  }
+  if (result.has_nonfinite()) {
+    const auto& n = result.nonfinite();
+    if (!n.found()) {
+      replay_panel_->ShowResult(tr("No NaN or Inf"), Q(n.report()));
+      return;
+    }
+    replay_panel_->ShowResult(tr("NaN/Inf first at %%1").arg(Q(n.instruction())),
+                              Q(n.report()));
+    // Show where: the instruction in the graph, the text and the properties.
+    if (const Instruction* at = FindReplayInstruction(Q(n.computation()), Q(n.instruction()))) {
+      SelectInstruction(at);
+    }
+    return;
+  }
+  bool compared = false;
+  QString details;
+  std::vector<std::pair<QString, std::shared_ptr<const Literal>>> values;
+  for (int i = 0; i < result.iterations_size(); ++i) {
+    const auto& it = result.iterations(i);
+    compared |= !it.compared_against().empty();
+    details += tr("Iteration %1 (%2)").arg(i + 1).arg(Q(it.argument_source()));
+    if (!it.compared_against().empty()) {
+      details += tr(" against %1:\n%2").arg(Q(it.compared_against()), Q(it.comparison()));
+    }
+    details += QStringLiteral("\n");
+    if (it.has_result()) {
+      auto literal = LiteralFromProto(it.result());
+      if (literal.ok()) {
+        values.emplace_back(tr("output, iteration %1").arg(i + 1),
+                            std::make_shared<const Literal>(std::move(*literal)));
+      } else {
+        details += tr("Note: output %1 cannot be shown: %2\n")
+                       .arg(i + 1)
+                       .arg(Q(std::string(literal.status().message())));
+      }
+    }
+  }
+  if (result.has_captured()) {
+    auto literal = LiteralFromProto(result.captured());
+    if (literal.ok()) {
+      values.emplace_back(QStringLiteral("%") + Q(result.captured_instruction()),
+                          std::make_shared<const Literal>(std::move(*literal)));
+    }
+  }
+  for (const std::string& w : result.warnings()) details += tr("Note: %1\n").arg(Q(w));
+  std::vector<viewer::ProfileRowView> profile;
+  for (const auto& p : result.profile()) {
+    profile.push_back({Q(p.name()), Q(p.computation()), p.seconds(), p.executions(),
+                       p.nan_count(), p.inf_count(), p.elements(), p.min(), p.max()});
+  }
+  replay_panel_->ShowProfile(std::move(profile));
+  replay_panel_->ShowValues(values);
+  const QString verdict = !compared           ? QStringLiteral("RAN")
+                          : result.all_match() ? QStringLiteral("MATCHED")
+                                               : QStringLiteral("MISMATCH");
+  replay_panel_->ShowResult(verdict, details);
+  if (replay_panel_->heat_metric() != viewer::HeatMetric::kOff) {
+    ApplyHeatMap(replay_panel_->heat_metric());
+  }
+}
+
+const Instruction* MainWindow::FindReplayInstruction(const QString& computation,
+                                                     const QString& name) const {
+  if (!module_) return nullptr;
+  const std::string n = name.toStdString();
+  if (!computation.isEmpty()) {
+    if (const Computation* c = module_->FindComputation(computation.toStdString())) {
+      if (const Instruction* i = c->FindInstruction(n)) return i;
+    }
+  }
+  for (const auto& c : module_->computations()) {
+    if (const Instruction* i = c->FindInstruction(n)) return i;
+  }
+  return nullptr;
+}
+
+void MainWindow::ApplyHeatMap(viewer::HeatMetric metric) {
+  // The results name the replayed module's instructions; another state may reuse names for
+  // other things, so the map is drawn only on the module that ran.
+  if (metric == viewer::HeatMetric::kOff || !module_ || module_ != replayed_module_) {
+    graph_->ClearHeatMap();
+    return;
+  }
+  std::unordered_map<const Instruction*, double> values;
+  QString title, low, high;
+  if (metric == viewer::HeatMetric::kTime) {
+    double max_seconds = 0;
+    for (const auto& p : last_result_.profile()) max_seconds = std::max(max_seconds, p.seconds());
+    if (max_seconds > 0) {
+      for (const auto& p : last_result_.profile()) {
+        if (const Instruction* i = FindReplayInstruction(Q(p.computation()), Q(p.name()))) {
+          values[i] = p.seconds() / max_seconds;
+        }
+      }
+    }
+    title = tr("time");
+    low = QStringLiteral("0 ms");
+    high = QStringLiteral("%1 ms").arg(max_seconds * 1e3, 0, 'f', 3);
+  } else if (metric == viewer::HeatMetric::kNonfinite) {
+    for (const auto& p : last_result_.profile()) {
+      if (p.elements() <= 0) continue;
+      if (const Instruction* i = FindReplayInstruction(Q(p.computation()), Q(p.name()))) {
+        values[i] = static_cast<double>(p.nan_count() + p.inf_count()) /
+                    static_cast<double>(p.elements());
+      }
+    }
+    title = tr("NaN/Inf share of the result");
+    low = QStringLiteral("0%");
+    high = QStringLiteral("100%");
+  } else {
+    // Isolation error: the relative error on a log scale from the bound to 1; a mismatch or an
+    // error is the top of the scale.
+    const double bound = last_replay_.rel_error_bound() > 0 ? last_replay_.rel_error_bound() : 1e-3;
+    for (const auto& r : last_result_.isolation()) {
+      const Instruction* i = FindReplayInstruction(QString(), Q(r.name()));
+      if (i == nullptr) continue;
+      double v = 0;
+      if (r.test_status() == "MISMATCH" || r.test_status().find("ERROR") != std::string::npos) {
+        v = 1;
+      } else if (r.max_rel_error() > 0) {
+        v = std::clamp(std::log10(r.max_rel_error() / bound * 1e3) / 3, 0.0, 1.0);
+      }
+      values[i] = v;
+    }
+    title = tr("isolation error");
+    low = tr("exact");
+    high = tr("mismatch");
+  }
+  graph_->SetHeatMap(std::move(values), title, low, high);
+}
+
+void MainWindow::OnReplayModuleShown() {
+  replay_panel_->SetBisectAvailable(session_ != nullptr && module_index_ >= 0);
+  if (replayed_module_index_ >= 0 && replayed_module_index_ != module_index_) {
+    timeline_model_->SetReplayVerdicts({});
+    timeline_view_->setColumnHidden(viewer::TimelineModel::kReplay, true);
+    replayed_module_index_ = -1;
+  }
+  ApplyHeatMap(replay_panel_->heat_metric());
+}
+
+absl::Status MainWindow::SaveReplayReproducer(const QString& dir) {
+  const hlowb::worker::ReplayRequest& r = last_replay_;
+  if (r.module_path().empty() && r.module_text().empty() && !r.bisect_passes()) {
+    return absl::FailedPreconditionError("no replay to reproduce yet");
+  }
+  QDir out(dir);
+  if (!out.mkpath(QStringLiteral("."))) {
+    return absl::InternalError("cannot create " + dir.toStdString());
+  }
+  std::string module_file = "module.hlo";
+  if (r.bisect_passes()) {
+    module_file = r.dump_dir() + " --module=" + r.dump_module();
+  } else if (!r.module_path().empty()) {
+    module_file = QFileInfo(QString::fromStdString(r.module_path())).fileName().toStdString();
+    QFile::remove(out.filePath(QString::fromStdString(module_file)));
+    if (!QFile::copy(QString::fromStdString(r.module_path()),
+                     out.filePath(QString::fromStdString(module_file)))) {
+      return absl::InternalError("cannot copy " + r.module_path());
+    }
+  } else if (absl::Status st = WriteStringToFile(
+                 out.filePath(QStringLiteral("module.hlo")).toStdString(), r.module_text());
+             !st.ok()) {
+    return st;
+  }
+  std::string command = "hlowb replay " + module_file;
+  if (!r.reference_platform().empty()) command += " --reference_platform=" + r.reference_platform();
+  command += " --seed=" + std::to_string(r.seed());
+  if (r.force_fake_data()) command += " --force_fake_data";
+  if (r.find_nonfinite()) command += " --find_nonfinite";
+  if (r.isolate_instructions()) command += " --isolate_instructions";
+  if (r.bisect_passes()) command += " --bisect_passes";
+  if (r.abs_error_bound() > 0) command += " --abs_error_bound=" + std::to_string(r.abs_error_bound());
+  if (r.rel_error_bound() > 0) command += " --rel_error_bound=" + std::to_string(r.rel_error_bound());
+  if (!r.host_transfers().empty() && r.host_transfers() != "error") {
+    command += " --host_transfers=" + r.host_transfers();
+  }
+  if (r.num_replicas() > 0) command += " --num_replicas=" + std::to_string(r.num_replicas());
+  if (r.num_partitions() > 0) command += " --num_partitions=" + std::to_string(r.num_partitions());
+  if (!r.hlo_argument_mode().empty()) command += " --hlo_argument_mode=" + r.hlo_argument_mode();
+  std::string readme = "Reproduces the replay run from HLO Workbench.\n\n  " + command + "\n\n" +
+                       "Outcome shown in the window:\n" +
+                       replay_panel_->Verdict().toStdString() + "\n" +
+                       replay_panel_->Details().toStdString() + "\n";
+  return WriteStringToFile(out.filePath(QStringLiteral("README.txt")).toStdString(), readme);
+}
+
+bool MainWindow::ExportReplayBundle(const QString& dir) {
+  const hlowb::worker::ReplayRequest& r = last_replay_;
+  if ((r.module_path().empty() && r.module_text().empty()) || bundle_process_) return false;
+  // The module as it ran: the file itself, or the shown state's text in a scratch file that
+  // lives until the bundle is written.
+  auto scratch = std::make_shared<QTemporaryDir>();
+  QString input = Q(r.module_path());
+  if (input.isEmpty()) {
+    if (!scratch->isValid()) return false;
+    input = scratch->filePath(QStringLiteral("module.hlo"));
+    if (!WriteStringToFile(input.toStdString(), r.module_text()).ok()) return false;
+  }
+  QStringList args = {QStringLiteral("bundle"), input, QStringLiteral("-o"), dir};
+  if (!r.reference_platform().empty()) {
+    args << QStringLiteral("--reference_platform=") + Q(r.reference_platform());
+  }
+  args << QStringLiteral("--seed=%1").arg(static_cast<qulonglong>(r.seed()));
+  if (r.force_fake_data()) args << QStringLiteral("--force_fake_data");
+  if (r.abs_error_bound() > 0) {
+    args << QStringLiteral("--abs_error_bound=%1").arg(r.abs_error_bound(), 0, 'g', 17);
+  }
+  if (r.rel_error_bound() > 0) {
+    args << QStringLiteral("--rel_error_bound=%1").arg(r.rel_error_bound(), 0, 'g', 17);
+  }
+  auto* process = new QProcess(this);
+  bundle_process_ = process;
+  process->setProcessChannelMode(QProcess::MergedChannels);
+  connect(process, &QProcess::finished, this,
+          [this, process, scratch, dir](int code, QProcess::ExitStatus status) {
+            const QString output = QString::fromUtf8(process->readAll()).trimmed();
+            process->deleteLater();
+            const bool ok = status == QProcess::NormalExit && code == 0;
+            emit bundleExported(ok, ok ? dir : (output.isEmpty() ? tr("exit code %1").arg(code)
+                                                                 : output));
+          });
+  connect(process, &QProcess::errorOccurred, this, [this, process](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart) return;
+    process->deleteLater();
+    emit bundleExported(false, tr("cannot start %1").arg(process->program()));
+  });
+  process->start(replay_->program(), args);
+  return true;
+}
+
+}  // namespace hlowb::gui
