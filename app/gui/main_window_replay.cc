@@ -23,6 +23,7 @@
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
 #include "viewer/widgets/replay_panel.h"
+#include "viewer/widgets/tensor_viewer.h"
 
 namespace hlowb::gui {
 namespace {
@@ -218,15 +219,43 @@ void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
       details += tr(" against %1:\n%2").arg(Q(it.compared_against()), Q(it.comparison()));
     }
     details += QStringLiteral("\n");
-    if (it.has_result()) {
-      auto literal = LiteralFromProto(it.result());
-      if (literal.ok()) {
-        values.emplace_back(tr("output, iteration %1").arg(i + 1),
-                            std::make_shared<const Literal>(std::move(*literal)));
-      } else {
-        details += tr("Note: output %1 cannot be shown: %2\n")
-                       .arg(i + 1)
-                       .arg(Q(std::string(literal.status().message())));
+    // The outputs: the test platform's, the reference's and how far apart they are, or on
+    // several devices each device's.
+    const QString suffix =
+        result.iterations_size() > 1 ? tr(", iteration %1").arg(i + 1) : QString();
+    auto add = [&](const QString& name, const xla::LiteralProto& proto) {
+      auto literal = LiteralFromProto(proto);
+      if (!literal.ok()) {
+        details += tr("Note: %1 cannot be shown: %2\n")
+                       .arg(name, Q(std::string(literal.status().message())));
+        return std::shared_ptr<const Literal>();
+      }
+      auto shared = std::make_shared<const Literal>(std::move(*literal));
+      values.emplace_back(name, shared);
+      return std::shared_ptr<const Literal>(shared);
+    };
+    if (it.device_results_size() > 0) {
+      for (int d = 0; d < it.device_results_size(); ++d) {
+        auto out = add(tr("output, device %1").arg(d) + suffix, it.device_results(d));
+        if (d < it.device_reference_results_size()) {
+          auto ref = add(tr("reference, device %1").arg(d) + suffix,
+                         it.device_reference_results(d));
+          if (out && ref) {
+            if (auto diff = viewer::AbsoluteDifference(*out, *ref)) {
+              values.emplace_back(tr("|output − reference|, device %1").arg(d) + suffix, diff);
+            }
+          }
+        }
+      }
+    } else if (it.has_result()) {
+      auto out = add(tr("output") + suffix, it.result());
+      if (it.has_reference_result()) {
+        auto ref = add(tr("reference output") + suffix, it.reference_result());
+        if (out && ref) {
+          if (auto diff = viewer::AbsoluteDifference(*out, *ref)) {
+            values.emplace_back(tr("|output − reference|") + suffix, diff);
+          }
+        }
       }
     }
   }

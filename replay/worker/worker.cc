@@ -310,6 +310,26 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     }
     if (request.return_result_literals()) {
       if (absl::Status st = LiteralToProto(it.result, r->mutable_result()); !st.ok()) return st;
+      if (it.reference_result) {
+        if (absl::Status st = LiteralToProto(*it.reference_result, r->mutable_reference_result());
+            !st.ok()) {
+          return st;
+        }
+      }
+      if (it.devices.size() > 1) {
+        for (const DeviceReplay& d : it.devices) {
+          if (absl::Status st = LiteralToProto(d.result, r->add_device_results()); !st.ok()) {
+            return st;
+          }
+          if (d.reference_result) {
+            if (absl::Status st =
+                    LiteralToProto(*d.reference_result, r->add_device_reference_results());
+                !st.ok()) {
+              return st;
+            }
+          }
+        }
+      }
     }
   }
   if (absl::Status st = observer->Fill(&result); !st.ok()) return st;

@@ -213,6 +213,21 @@ class ReplayResultsTest : public QObject {
     QVERIFY(viewer.ShowValue(2));
     QCOMPARE(model->rowCount(), 1);
     QCOMPARE(model->data(model->index(0, 0)).toString(), QStringLiteral("false"));
+
+    // Distance to a copy with two changed elements: NaN on both sides is no distance, NaN on
+    // one side is infinitely far.
+    Literal other = *literal;
+    float* o = other.mutable_data_as<float>();
+    o[0] += 0.25f;
+    o[1] = std::numeric_limits<float>::quiet_NaN();
+    auto diff = hlowb::viewer::AbsoluteDifference(*literal, other);
+    QVERIFY(diff);
+    QCOMPARE(diff->shape().element_type(), hlowb::PrimitiveType::kF64);
+    QCOMPARE(diff->data_as<double>()[0], 0.25);
+    QVERIFY(std::isinf(diff->data_as<double>()[1]));
+    QCOMPARE(diff->data_as<double>()[7], 0.0);   // NaN and NaN
+    QCOMPARE(diff->data_as<double>()[13], 0.0);  // inf and inf
+    QVERIFY(!hlowb::viewer::AbsoluteDifference(*literal, *pair));
   }
 
   // A profiled replay: the outputs and the selected instruction's value in the viewer, one
@@ -230,11 +245,17 @@ class ReplayResultsTest : public QObject {
     QCOMPARE(panel->Verdict(), QStringLiteral("MATCHED"));
     QVERIFY2(probe.max_cpu_gap() < 100, qPrintable(probe.worst_cpu()));
 
-    // Values: the output, then %s = a + a.
+    // Values: the output, the reference's, their distance, then %s = a + a.
     TensorViewer* viewer = panel->tensor_viewer();
-    QCOMPARE(viewer->value_count(), 2);
-    QVERIFY(viewer->ValueName(1).startsWith(QStringLiteral("%s")));
-    QVERIFY(viewer->ShowValue(1));
+    QCOMPARE(viewer->value_count(), 4);
+    QCOMPARE(viewer->ValueName(0), QStringLiteral("output"));
+    QCOMPARE(viewer->ValueName(1), QStringLiteral("reference output"));
+    QVERIFY(viewer->ValueName(2).startsWith(QStringLiteral("|output")));
+    QVERIFY(viewer->ShowValue(2));
+    // The same interpreter on both sides: no distance anywhere, the NaNs included.
+    QCOMPARE(viewer->statistics().zero_count, 4);
+    QVERIFY(viewer->ValueName(3).startsWith(QStringLiteral("%s")));
+    QVERIFY(viewer->ShowValue(3));
     QCOMPARE(viewer->slice_model()->data(viewer->slice_model()->index(3, 0)).toString(),
              QStringLiteral("-8"));
     // The output is log(8 s) = log({16, 32, 48, -64}): one NaN.
@@ -373,8 +394,15 @@ class ReplayResultsTest : public QObject {
     panel->replicas_box()->setValue(2);
     QVERIFY(Run(*w));
     QVERIFY2(panel->Verdict() == QStringLiteral("MATCHED"), qPrintable(panel->Details()));
-    auto* model = panel->tensor_viewer()->slice_model();
+    // Each device's output, its reference and their distance.
+    TensorViewer* viewer = panel->tensor_viewer();
+    QCOMPARE(viewer->value_count(), 6);
+    QCOMPARE(viewer->ValueName(3), QStringLiteral("output, device 1"));
+    auto* model = viewer->slice_model();
     QCOMPARE(model->data(model->index(2, 0)).toString(), QStringLiteral("1"));
+    QVERIFY(viewer->ShowValue(3));
+    QCOMPARE(model->data(model->index(0, 0)).toString(), QStringLiteral("1"));
+    QVERIFY(viewer->ShowValue(0));
 
     panel->replicas_box()->setValue(1);
     QVERIFY(Run(*w));

@@ -89,6 +89,48 @@ QString LiteralElementText(const Literal& literal, int64_t i) {
   return QStringLiteral("?");
 }
 
+namespace {
+
+bool Difference(const Literal& a, const Literal& b, Literal* out) {
+  if (a.shape().IsTuple() != b.shape().IsTuple()) return false;
+  if (a.shape().IsTuple()) {
+    if (a.tuple_elements().size() != b.tuple_elements().size()) return false;
+    std::vector<Shape> shapes;
+    std::vector<Literal> leaves;
+    for (size_t i = 0; i < a.tuple_elements().size(); ++i) {
+      Literal leaf;
+      if (!Difference(a.tuple_elements()[i], b.tuple_elements()[i], &leaf)) return false;
+      shapes.push_back(leaf.shape());
+      leaves.push_back(std::move(leaf));
+    }
+    *out = Literal(Shape::Tuple(std::move(shapes)));
+    *out->mutable_tuple_elements() = std::move(leaves);
+    return true;
+  }
+  if (a.shape().dimensions() != b.shape().dimensions() || a.elided() || b.elided()) return false;
+  *out = Literal(Shape::Array(PrimitiveType::kF64, a.shape().dimensions()));
+  double* d = out->mutable_data_as<double>();
+  for (int64_t i = 0; i < a.element_count(); ++i) {
+    const double x = LiteralElementAsDouble(a, i), y = LiteralElementAsDouble(b, i);
+    if ((std::isnan(x) && std::isnan(y)) || x == y) {
+      d[i] = 0;
+    } else if (!std::isfinite(x) || !std::isfinite(y)) {
+      d[i] = std::numeric_limits<double>::infinity();
+    } else {
+      d[i] = std::fabs(x - y);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<const Literal> AbsoluteDifference(const Literal& a, const Literal& b) {
+  auto out = std::make_shared<Literal>();
+  if (!Difference(a, b, out.get())) return nullptr;
+  return out;
+}
+
 TensorStatistics ComputeTensorStatistics(const Literal& literal, int bins) {
   TensorStatistics s;
   if (literal.shape().IsTuple() || literal.elided() || literal.data().empty()) return s;

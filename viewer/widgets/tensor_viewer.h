@@ -33,6 +33,11 @@ namespace hlowb::viewer {
 double LiteralElementAsDouble(const Literal& literal, int64_t linear_index);
 QString LiteralElementText(const Literal& literal, int64_t linear_index);
 
+// |a − b| elementwise as f64 (tuples leaf by leaf), for showing how a result differs from its
+// reference; null when the shapes' dimensions differ. Equal values, including equal infinities
+// and two NaNs, give 0; a NaN or infinity on one side only gives +inf.
+std::shared_ptr<const Literal> AbsoluteDifference(const Literal& a, const Literal& b);
+
 struct TensorStatistics {
   int64_t elements = 0;
   int64_t nan_count = 0;
