@@ -124,6 +124,7 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
       request.set_module_text(PrintModule(*module_, PrintOptions::Long()));
     }
   }
+  request.set_platform(settings.platform.toStdString());
   request.set_reference_platform(settings.reference_platform.toStdString());
   request.set_force_fake_data(settings.force_fake_data);
   request.set_seed(settings.seed);
@@ -388,6 +389,7 @@ absl::Status MainWindow::SaveReplayReproducer(const QString& dir) {
     return st;
   }
   std::string command = "hlowb replay " + module_file;
+  if (!r.platform().empty() && r.platform() != "interpreter") command += " --platform=" + r.platform();
   if (!r.reference_platform().empty()) command += " --reference_platform=" + r.reference_platform();
   command += " --seed=" + std::to_string(r.seed());
   if (r.force_fake_data()) command += " --force_fake_data";
@@ -425,6 +427,7 @@ bool MainWindow::ExportReplayBundle(const QString& dir) {
   if (!r.reference_platform().empty()) {
     args << QStringLiteral("--reference_platform=") + Q(r.reference_platform());
   }
+  if (!r.platform().empty()) args << QStringLiteral("--platform=") + Q(r.platform());
   args << QStringLiteral("--seed=%1").arg(static_cast<qulonglong>(r.seed()));
   if (r.force_fake_data()) args << QStringLiteral("--force_fake_data");
   if (r.abs_error_bound() > 0) {

@@ -89,6 +89,15 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   mode_->addItem(tr("Bisect the passes (dump directory)"),
                  static_cast<int>(ReplayMode::kBisectPasses));
   form->addRow(tr("Run"), mode_);
+  platform_ = new QComboBox;
+  platform_->setObjectName(QStringLiteral("replayPlatform"));
+  platform_->addItem(QStringLiteral("interpreter"), QStringLiteral("interpreter"));
+  platform_->addItem(tr("cpu (not built yet)"), QStringLiteral("cpu"));
+  platform_->addItem(tr("cuda (not built yet)"), QStringLiteral("cuda"));
+  if (auto* model = qobject_cast<QStandardItemModel*>(platform_->model())) {
+    for (int i = 1; i < platform_->count(); ++i) model->item(i)->setEnabled(false);
+  }
+  form->addRow(tr("Backend"), platform_);
   reference_ = new QComboBox;
   reference_->addItem(tr("none"), QString());
   reference_->addItem(QStringLiteral("interpreter"), QStringLiteral("interpreter"));
@@ -249,6 +258,7 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
 
 ReplaySettings ReplayPanel::Settings() const {
   ReplaySettings s;
+  s.platform = platform_->currentData().toString();
   s.reference_platform = reference_->currentData().toString();
   s.force_fake_data = data_->currentData().toBool();
   s.seed = static_cast<uint64_t>(seed_->value());

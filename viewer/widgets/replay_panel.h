@@ -46,6 +46,7 @@ enum class HeatMetric { kOff, kTime, kNonfinite, kIsolationError };
 
 struct ReplaySettings {
   ReplayMode mode = ReplayMode::kCompare;
+  QString platform = QStringLiteral("interpreter");  // the backend under test
   QString reference_platform;  // empty: no reference run
   bool force_fake_data = false;
   uint64_t seed = 42;
@@ -136,6 +137,7 @@ class ReplayPanel : public QWidget {
   void heatMetricChanged(hlowb::viewer::HeatMetric metric);
 
  private:
+  QComboBox* platform_ = nullptr;
   QComboBox* reference_ = nullptr;
   QComboBox* data_ = nullptr;
   QSpinBox* seed_ = nullptr;
