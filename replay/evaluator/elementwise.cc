@@ -297,17 +297,62 @@ Literal CompareLoop(const Literal& x, const Literal& y, ComparisonDirection d, K
   return out;
 }
 
+// Narrow-float elementwise ops in blocks: each block of the operands is widened exactly to f64,
+// computed there and rounded once back (or kept, for a pred result), so the f64 copies stay in
+// cache instead of becoming full-size temporaries. The operands have the same element count;
+// the result has the first operand's dimensions.
+constexpr int64_t kNarrowBlock = 8192;
+
+template <typename Compute>
+absl::StatusOr<Literal> NarrowInBlocks(const std::vector<const Literal*>& operands,
+                                       const Compute& compute) {
+  const Literal& first = *operands[0];
+  const PrimitiveType t = first.shape().element_type();
+  const int64_t n = first.element_count();
+  const size_t width = static_cast<size_t>(first.element_bytes());
+  Literal out;
+  size_t out_width = 0;
+  std::vector<Literal> blocks(operands.size()), wide(operands.size());
+  std::vector<const Literal*> wide_ptrs(operands.size());
+  for (int64_t start = 0; start == 0 || start < n; start += kNarrowBlock) {
+    const int64_t len = std::min(kNarrowBlock, n - start);
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (n <= kNarrowBlock) {
+        wide[k] = WidenToF64(*operands[k]);
+      } else {
+        blocks[k] = Literal::Uninitialized(Shape::Array(t, {len}));
+        std::memcpy(blocks[k].mutable_data()->data(),
+                    operands[k]->data().data() + static_cast<size_t>(start) * width,
+                    static_cast<size_t>(len) * width);
+        wide[k] = WidenToF64(blocks[k]);
+      }
+      wide_ptrs[k] = &wide[k];
+    }
+    absl::StatusOr<Literal> r = compute(wide_ptrs);
+    if (!r.ok()) return r.status();
+    Literal piece = r->shape().element_type() == PrimitiveType::kF64 ? NarrowFromF64(*r, t)
+                                                                     : std::move(*r);
+    if (n <= kNarrowBlock) return piece;  // one block, with the operand's dimensions
+    if (start == 0) {
+      out = Literal::Uninitialized(
+          Shape::Array(piece.shape().element_type(), first.shape().dimensions()));
+      out_width = static_cast<size_t>(out.element_bytes());
+    }
+    std::memcpy(out.mutable_data()->data() + static_cast<size_t>(start) * out_width,
+                piece.data().data(), static_cast<size_t>(len) * out_width);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvalUnary(const Instruction& instr, const Literal& x) {
   PrimitiveType t = x.shape().element_type();
   Opcode op = instr.opcode();
   if (IsNarrowFloat(t)) {
-    Literal wide = WidenToF64(x);
-    auto r = UnaryTyped<double>(op, wide, PrimitiveType::kF64, &instr);
-    if (!r.ok()) return r.status();
-    if (r->shape().element_type() == PrimitiveType::kPred) return r;
-    return NarrowFromF64(*r, t);
+    return NarrowInBlocks({&x}, [&](const std::vector<const Literal*>& wide) {
+      return UnaryTyped<double>(op, *wide[0], PrimitiveType::kF64, &instr);
+    });
   }
   auto r = DispatchNative(t, [&](auto tag) -> absl::StatusOr<Literal> {
     using T = typename decltype(tag)::type;
@@ -325,14 +370,13 @@ absl::StatusOr<Literal> ApplyBinaryOp(Opcode op, const Literal& a, const Literal
     return instr ? Invalid(*instr, what) : absl::InvalidArgumentError(what);
   }
   if (IsNarrowFloat(t)) {
-    Literal wa = WidenToF64(a), wb = WidenToF64(b);
-    auto r = BinaryTyped<double>(op, wa, wb, PrimitiveType::kF64, instr);
-    if (!r.ok()) return r.status();
     if (op == Opcode::kComplex) {
       return instr ? Unimplemented(*instr, "complex of narrow floats")
                    : absl::UnimplementedError("complex of narrow floats");
     }
-    return NarrowFromF64(*r, t);
+    return NarrowInBlocks({&a, &b}, [&](const std::vector<const Literal*>& wide) {
+      return BinaryTyped<double>(op, *wide[0], *wide[1], PrimitiveType::kF64, instr);
+    });
   }
   auto r = DispatchNative(t, [&](auto tag) -> absl::StatusOr<Literal> {
     using T = typename decltype(tag)::type;

@@ -15,7 +15,8 @@ bool IsNativeType(PrimitiveType t) { return IsArrayType(t) && !IsNarrowFloat(t);
 
 Literal WidenToF64(const Literal& narrow) {
   PrimitiveType t = narrow.shape().element_type();
-  Literal out(Shape::Array(PrimitiveType::kF64, narrow.shape().dimensions()));
+  // Every element is written below.
+  Literal out = Literal::Uninitialized(Shape::Array(PrimitiveType::kF64, narrow.shape().dimensions()));
   double* o = out.mutable_data_as<double>();
   int64_t n = narrow.element_count();
   if (ByteWidth(t) == 1) {
@@ -39,7 +40,9 @@ Literal WidenToF64(const Literal& narrow) {
   return out;
 }
 
-uint16_t DoubleToBF16Bits(double d) {
+namespace {
+
+inline __attribute__((always_inline)) uint16_t Bf16FromDouble(double d) {
   // Round to odd into float (keeps a sticky bit, so the second rounding cannot double-round),
   // then round to nearest even into bf16. Matches DoubleToFloatBits(kBF16, d).
   float f = static_cast<float>(d);
@@ -55,8 +58,13 @@ uint16_t DoubleToBF16Bits(double d) {
   return static_cast<uint16_t>(b >> 16);
 }
 
+}  // namespace
+
+uint16_t DoubleToBF16Bits(double d) { return Bf16FromDouble(d); }
+
 Literal NarrowFromF64(const Literal& wide, PrimitiveType type) {
-  Literal out(Shape::Array(type, wide.shape().dimensions()));
+  // Every element is written below.
+  Literal out = Literal::Uninitialized(Shape::Array(type, wide.shape().dimensions()));
   const double* a = wide.data_as<double>();
   int64_t n = wide.element_count();
   if (ByteWidth(type) == 1) {
@@ -64,7 +72,7 @@ Literal NarrowFromF64(const Literal& wide, PrimitiveType type) {
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<uint8_t>(DoubleToFloatBits(type, a[i]));
   } else if (type == PrimitiveType::kBF16) {
     uint16_t* o = out.mutable_data_as<uint16_t>();
-    for (int64_t i = 0; i < n; ++i) o[i] = DoubleToBF16Bits(a[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = Bf16FromDouble(a[i]);
   } else {
     uint16_t* o = out.mutable_data_as<uint16_t>();
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<uint16_t>(DoubleToFloatBits(type, a[i]));

@@ -33,6 +33,44 @@ TEST(EvalElementwise, AddEveryTypeClass) {
   EXPECT_EQ(Bin("add", "c128[1]", "{(1, 2)}", "{(0.5, 0.5)}"), "c128[1] {(1.5, 2.5)}");
 }
 
+// Narrow floats are computed block by block; results must not depend on where the blocks
+// fall. 20,000 elements span several blocks and end inside one.
+TEST(EvalElementwise, NarrowFloatsAcrossBlocks) {
+  const std::string module = R"(HloModule m
+ENTRY e {
+  i = s32[20000] iota(), iota_dimension=0
+  m = s32[] constant(128)
+  mb = s32[20000] broadcast(m), dimensions={}
+  r = s32[20000] remainder(i, mb)
+  f = bf16[20000] convert(r)
+  one = bf16[] constant(1)
+  ob = bf16[20000] broadcast(one), dimensions={}
+  s = bf16[20000] add(f, ob)
+  ROOT n = bf16[20000] negate(s)
+}
+)";
+  std::string expected = "bf16[20000] {";
+  for (int i = 0; i < 20000; ++i) {
+    expected += (i ? ", " : "") + std::to_string(-(i % 128 + 1));
+  }
+  expected += "}";
+  EXPECT_EQ(hlowb::testing::Run(module), expected);
+
+  // A pred result (is-finite) from an f16 operand, across blocks.
+  const std::string finite = R"(HloModule m
+ENTRY e {
+  i = s32[20000] iota(), iota_dimension=0
+  f = f16[20000] convert(i)
+  ROOT k = pred[20000] is-finite(f)
+}
+)";
+  // f16 holds integers up to 65504 exactly enough to stay finite: every element is.
+  std::string all_true = "pred[20000] {";
+  for (int i = 0; i < 20000; ++i) all_true += i ? ", 1" : "1";
+  all_true += "}";
+  EXPECT_EQ(hlowb::testing::Run(finite), all_true);
+}
+
 TEST(EvalElementwise, ArithmeticBinaries) {
   EXPECT_EQ(Bin("subtract", "s8[2]", "{-128, 5}", "{1, 7}"), "s8[2] {127, -2}");
   EXPECT_EQ(Bin("multiply", "s16[2]", "{300, -3}", "{300, 4}"), "s16[2] {24464, -12}");
