@@ -12,7 +12,6 @@
 #include <QComboBox>
 #include <QTabWidget>
 #include <QTableView>
-#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
@@ -273,7 +272,7 @@ class ReplayResultsTest : public QObject {
     QVERIFY(twice && log);
     QCOMPARE(twice->executions, 3);
     QCOMPARE(log->nan_count, 1);
-    QCOMPARE(panel->profile_table()->rowCount(), static_cast<int>(rows.size()));
+    QCOMPARE(panel->profile_table()->model()->rowCount(), static_cast<int>(rows.size()));
 
     // Heat map by time: the slowest entry instruction is the top of the scale.
     panel->SetHeatMetric(HeatMetric::kTime);
@@ -293,9 +292,15 @@ class ReplayResultsTest : public QObject {
     QCOMPARE(graph->HeatColorOf(Find(w->current_module(), "s")).name(),
              hlowb::viewer::GraphView::HeatColor(0).name());
     // A profile row selects its instruction.
-    for (int r = 0; r < panel->profile_table()->rowCount(); ++r) {
-      if (panel->profile_table()->item(r, 0)->text() == QLatin1String("l")) {
-        emit panel->profile_table()->cellClicked(r, 0);
+    // (sorted by time, slowest first)
+    QAbstractItemModel* profile = panel->profile_table()->model();
+    for (int r = 0; r + 1 < profile->rowCount(); ++r) {
+      QVERIFY(profile->index(r, 2).data(Qt::UserRole).toDouble() >=
+              profile->index(r + 1, 2).data(Qt::UserRole).toDouble());
+    }
+    for (int r = 0; r < profile->rowCount(); ++r) {
+      if (profile->index(r, 0).data().toString() == QLatin1String("l")) {
+        emit panel->profile_table()->clicked(profile->index(r, 3));
       }
     }
     QVERIFY(WaitIdle(*w));
@@ -335,10 +340,10 @@ class ReplayResultsTest : public QObject {
     // Parameters, constants, tuples and get-tuple-elements move values and get no row.
     QCOMPARE(names, (QStringList{QStringLiteral("l"), QStringLiteral("loop"), QStringLiteral("s")}));
     QCOMPARE(panel->tabs()->tabText(panel->tabs()->currentIndex()), QStringLiteral("Isolation"));
-    QTableWidget* table = panel->isolation_table();
-    for (int r = 0; r < table->rowCount(); ++r) {
-      if (table->item(r, 0)->text() != QLatin1String("loop")) continue;
-      emit table->cellActivated(r, 0);
+    QTableView* table = panel->isolation_table();
+    for (int r = 0; r < table->model()->rowCount(); ++r) {
+      if (table->model()->index(r, 0).data().toString() != QLatin1String("loop")) continue;
+      emit table->activated(table->model()->index(r, 1));
     }
     QVERIFY(WaitIdle(*w));
     QCOMPARE(w->graph_view()->selected(), Find(w->current_module(), "loop"));
@@ -377,7 +382,10 @@ class ReplayResultsTest : public QObject {
     QVERIFY(timeline_row >= 0);
     QCOMPARE(w->timeline_model()->ReplayVerdict(timeline_row), QStringLiteral("DIVERGED"));
     QCOMPARE(w->timeline_model()->ReplayVerdict(0), QStringLiteral("baseline"));
-    emit panel->bisect_table()->cellClicked(divergent, 0);
+    QAbstractItemModel* bisect = panel->bisect_table()->model();
+    QCOMPARE(bisect->index(divergent, 2).data().toString(), QStringLiteral("DIVERGED"));
+    QVERIFY(bisect->index(divergent, 2).data(Qt::BackgroundRole).isValid());
+    emit panel->bisect_table()->clicked(bisect->index(divergent, 1));
     QVERIFY(WaitIdle(*w));
     QCOMPARE(w->current_state_row(), timeline_row);
   }

@@ -13,7 +13,8 @@
 #include <QStandardItemModel>
 #include <QSpinBox>
 #include <QTabWidget>
-#include <QTableWidget>
+#include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -21,42 +22,6 @@
 
 namespace hlowb::viewer {
 namespace {
-
-QTableWidget* NewTable(const QString& object_name, const QStringList& headers) {
-  auto* t = new QTableWidget;
-  t->setObjectName(object_name);
-  t->setColumnCount(headers.size());
-  t->setHorizontalHeaderLabels(headers);
-  t->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->verticalHeader()->setVisible(false);
-  t->verticalHeader()->setDefaultSectionSize(20);
-  t->horizontalHeader()->setStretchLastSection(true);
-  return t;
-}
-
-QTableWidgetItem* TextItem(const QString& text) {
-  auto* item = new QTableWidgetItem(text);
-  item->setToolTip(text);
-  return item;
-}
-
-// A number that sorts as a number.
-class NumberTableItem : public QTableWidgetItem {
- public:
-  bool operator<(const QTableWidgetItem& other) const override {
-    return data(Qt::UserRole).toDouble() < other.data(Qt::UserRole).toDouble();
-  }
-};
-
-QTableWidgetItem* NumberItem(double value, const QString& text) {
-  auto* item = new NumberTableItem;
-  item->setData(Qt::DisplayRole, text);
-  item->setData(Qt::UserRole, value);
-  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-  return item;
-}
 
 QString ErrorText(double v) {
   if (v == 0) return QStringLiteral("0");
@@ -74,6 +39,100 @@ QColor StatusColor(const QString& status) {
   if (status == QLatin1String("SKIPPED")) return QColor(0xFF, 0xE0, 0xB2);
   return QColor();
 }
+
+}  // namespace
+
+// A read-only table of result rows, built in one step however many rows there are: text per
+// cell, a sort key (numbers sort as numbers), an optional background, and one bold row.
+class ResultTableModel : public QAbstractTableModel {
+ public:
+  struct Cell {
+    QString text;
+    QVariant key;  // null: sort by the text
+    QColor background;
+  };
+  ResultTableModel(QStringList headers, QObject* parent)
+      : QAbstractTableModel(parent), headers_(std::move(headers)) {}
+
+  void SetRows(std::vector<std::vector<Cell>> rows, int bold_row = -1) {
+    beginResetModel();
+    rows_ = std::move(rows);
+    bold_row_ = bold_row;
+    endResetModel();
+  }
+
+  int rowCount(const QModelIndex& parent = QModelIndex()) const override {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+  }
+  int columnCount(const QModelIndex& parent = QModelIndex()) const override {
+    return parent.isValid() ? 0 : static_cast<int>(headers_.size());
+  }
+  QVariant data(const QModelIndex& index, int role) const override {
+    if (!index.isValid() || index.row() >= rowCount() ||
+        index.column() >= static_cast<int>(rows_[index.row()].size())) {
+      return {};
+    }
+    const Cell& c = rows_[index.row()][index.column()];
+    switch (role) {
+      case Qt::DisplayRole:
+      case Qt::ToolTipRole:
+        return c.text;
+      case Qt::UserRole:
+        return c.key.isNull() ? QVariant(c.text) : c.key;
+      case Qt::BackgroundRole:
+        return c.background.isValid() ? QVariant(c.background) : QVariant();
+      case Qt::ForegroundRole:
+        return c.background.isValid() ? QVariant(QColor(Qt::black)) : QVariant();
+      case Qt::TextAlignmentRole:
+        return c.key.isNull() ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+      case Qt::FontRole:
+        if (index.row() == bold_row_) {
+          QFont bold;
+          bold.setBold(true);
+          return bold;
+        }
+        return {};
+      default:
+        return {};
+    }
+  }
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section >= headers_.size()) {
+      return {};
+    }
+    return headers_[section];
+  }
+
+ private:
+  QStringList headers_;
+  std::vector<std::vector<Cell>> rows_;
+  int bold_row_ = -1;
+};
+
+namespace {
+
+QTableView* NewResultView(const QString& object_name, ResultTableModel* model, QObject* parent) {
+  auto* view = new QTableView;
+  view->setObjectName(object_name);
+  auto* proxy = new QSortFilterProxyModel(parent);
+  proxy->setSourceModel(model);
+  proxy->setSortRole(Qt::UserRole);
+  view->setModel(proxy);
+  view->setSortingEnabled(true);
+  view->sortByColumn(-1, Qt::AscendingOrder);  // the model's order until a header is clicked
+  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setSelectionMode(QAbstractItemView::SingleSelection);
+  view->verticalHeader()->setVisible(false);
+  view->verticalHeader()->setDefaultSectionSize(20);
+  view->horizontalHeader()->setStretchLastSection(true);
+  return view;
+}
+
+ResultTableModel::Cell Text(const QString& text, QColor background = QColor()) {
+  return {text, QVariant(), background};
+}
+ResultTableModel::Cell Number(double key, const QString& text) { return {text, key, QColor()}; }
 
 }  // namespace
 
@@ -205,18 +264,20 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   heat_row->addWidget(heat_);
   heat_row->addStretch();
   profile_layout->addLayout(heat_row);
-  profile_table_ = NewTable(QStringLiteral("replayProfile"),
-                            {tr("instruction"), tr("computation"), tr("time (ms)"), tr("runs"),
-                             tr("NaN"), tr("Inf"), tr("min"), tr("max")});
+  profile_model_ = new ResultTableModel({tr("instruction"), tr("computation"), tr("time (ms)"),
+                                        tr("runs"), tr("NaN"), tr("Inf"), tr("min"), tr("max")},
+                                       this);
+  profile_table_ = NewResultView(QStringLiteral("replayProfile"), profile_model_, this);
   profile_layout->addWidget(profile_table_, 1);
   tabs_->addTab(profile_page, tr("Instructions"));
   auto* isolation_page = new QWidget;
   auto* isolation_layout = new QVBoxLayout(isolation_page);
   isolation_layout->setContentsMargins(0, 0, 0, 0);
-  isolation_table_ = NewTable(QStringLiteral("replayIsolation"),
-                              {tr("instruction"), tr("opcode"), tr("reference"), tr("test"),
-                               tr("mismatches"), tr("max abs error"), tr("max rel error"),
-                               tr("status")});
+  isolation_model_ = new ResultTableModel(
+      {tr("instruction"), tr("opcode"), tr("reference"), tr("test"), tr("mismatches"),
+       tr("max abs error"), tr("max rel error"), tr("status")},
+      this);
+  isolation_table_ = NewResultView(QStringLiteral("replayIsolation"), isolation_model_, this);
   isolation_layout->addWidget(isolation_table_, 1);
   isolation_text_ = new QPlainTextEdit;
   isolation_text_->setReadOnly(true);
@@ -224,9 +285,10 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   isolation_text_->setMaximumHeight(90);
   isolation_layout->addWidget(isolation_text_);
   tabs_->addTab(isolation_page, tr("Isolation"));
-  bisect_table_ = NewTable(QStringLiteral("replayBisect"),
-                           {tr("state"), tr("pass"), tr("verdict"), tr("max abs error"),
-                            tr("max rel error"), tr("detail")});
+  bisect_model_ = new ResultTableModel({tr("state"), tr("pass"), tr("verdict"),
+                                        tr("max abs error"), tr("max rel error"), tr("detail")},
+                                       this);
+  bisect_table_ = NewResultView(QStringLiteral("replayBisect"), bisect_model_, this);
   tabs_->addTab(bisect_table_, tr("Passes"));
   layout->addWidget(tabs_, 1);
   SetBisectAvailable(false);
@@ -234,21 +296,22 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   connect(heat_, &QComboBox::currentIndexChanged, this, [this] {
     emit heatMetricChanged(heat_metric());
   });
-  auto activate_instruction = [this](QTableWidget* table) {
-    connect(table, &QTableWidget::cellActivated, this, [this, table](int row, int) {
-      if (QTableWidgetItem* item = table->item(row, 0)) emit instructionActivated(item->text());
-    });
-    connect(table, &QTableWidget::cellClicked, this, [this, table](int row, int) {
-      if (QTableWidgetItem* item = table->item(row, 0)) emit instructionActivated(item->text());
-    });
+  // A row's first column names what to show.
+  auto first_column = [](const QModelIndex& index) {
+    return index.sibling(index.row(), 0).data().toString();
   };
-  activate_instruction(profile_table_);
-  activate_instruction(isolation_table_);
-  auto activate_state = [this](int row, int) {
-    if (QTableWidgetItem* item = bisect_table_->item(row, 0)) emit stateActivated(item->text());
-  };
-  connect(bisect_table_, &QTableWidget::cellActivated, this, activate_state);
-  connect(bisect_table_, &QTableWidget::cellClicked, this, activate_state);
+  for (QTableView* view : {profile_table_, isolation_table_}) {
+    connect(view, &QTableView::activated, this, [this, first_column](const QModelIndex& i) {
+      emit instructionActivated(first_column(i));
+    });
+    connect(view, &QTableView::clicked, this, [this, first_column](const QModelIndex& i) {
+      emit instructionActivated(first_column(i));
+    });
+  }
+  connect(bisect_table_, &QTableView::activated, this,
+          [this, first_column](const QModelIndex& i) { emit stateActivated(first_column(i)); });
+  connect(bisect_table_, &QTableView::clicked, this,
+          [this, first_column](const QModelIndex& i) { emit stateActivated(first_column(i)); });
   connect(bundle_, &QPushButton::clicked, this, [this] { emit exportBundleRequested(); });
 
   connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(Settings()); });
@@ -348,67 +411,50 @@ void ReplayPanel::ShowValues(
 
 void ReplayPanel::ShowProfile(std::vector<ProfileRowView> rows) {
   profile_rows_ = std::move(rows);
-  profile_table_->setSortingEnabled(false);
-  profile_table_->setRowCount(static_cast<int>(profile_rows_.size()));
-  for (int r = 0; r < static_cast<int>(profile_rows_.size()); ++r) {
-    const ProfileRowView& p = profile_rows_[r];
-    profile_table_->setItem(r, 0, TextItem(p.name));
-    profile_table_->setItem(r, 1, TextItem(p.computation));
-    profile_table_->setItem(r, 2, NumberItem(p.seconds * 1e3, QString::number(p.seconds * 1e3, 'f', 3)));
-    profile_table_->setItem(r, 3, NumberItem(p.executions, QString::number(p.executions)));
-    profile_table_->setItem(r, 4, NumberItem(p.nan_count, QString::number(p.nan_count)));
-    profile_table_->setItem(r, 5, NumberItem(p.inf_count, QString::number(p.inf_count)));
-    profile_table_->setItem(r, 6, NumberItem(p.min, QString::number(p.min, 'g', 6)));
-    profile_table_->setItem(r, 7, NumberItem(p.max, QString::number(p.max, 'g', 6)));
-    if (p.nan_count > 0 || p.inf_count > 0) {
-      for (int c = 0; c < profile_table_->columnCount(); ++c) {
-        profile_table_->item(r, c)->setBackground(QColor(0xEF, 0x9A, 0x9A));
-      }
-    }
+  std::vector<std::vector<ResultTableModel::Cell>> cells;
+  cells.reserve(profile_rows_.size());
+  const QColor bad(0xEF, 0x9A, 0x9A);
+  for (const ProfileRowView& p : profile_rows_) {
+    const bool nonfinite = p.nan_count > 0 || p.inf_count > 0;
+    cells.push_back({Text(p.name, nonfinite ? bad : QColor()), Text(p.computation),
+                     Number(p.seconds * 1e3, QString::number(p.seconds * 1e3, 'f', 3)),
+                     Number(p.executions, QString::number(p.executions)),
+                     Number(p.nan_count, QString::number(p.nan_count)),
+                     Number(p.inf_count, QString::number(p.inf_count)),
+                     Number(p.min, QString::number(p.min, 'g', 6)),
+                     Number(p.max, QString::number(p.max, 'g', 6))});
   }
-  profile_table_->setSortingEnabled(true);
-  profile_table_->sortItems(2, Qt::DescendingOrder);
+  profile_model_->SetRows(std::move(cells));
+  profile_table_->sortByColumn(2, Qt::DescendingOrder);  // the slowest first
 }
 
 void ReplayPanel::ShowIsolation(std::vector<IsolationRowView> rows, const QString& table_text) {
   isolation_rows_ = std::move(rows);
-  isolation_table_->setRowCount(static_cast<int>(isolation_rows_.size()));
-  for (int r = 0; r < static_cast<int>(isolation_rows_.size()); ++r) {
-    const IsolationRowView& i = isolation_rows_[r];
-    isolation_table_->setItem(r, 0, TextItem(i.name));
-    isolation_table_->setItem(r, 1, TextItem(i.opcode));
-    isolation_table_->setItem(r, 2, TextItem(i.reference_status));
-    isolation_table_->setItem(r, 3, TextItem(i.test_status));
-    isolation_table_->setItem(r, 4, NumberItem(i.mismatches, QString::number(i.mismatches)));
-    isolation_table_->setItem(r, 5, NumberItem(i.max_abs_error, ErrorText(i.max_abs_error)));
-    isolation_table_->setItem(r, 6, NumberItem(i.max_rel_error, ErrorText(i.max_rel_error)));
-    isolation_table_->setItem(r, 7, TextItem(i.detail));
-    const QColor color = StatusColor(i.test_status);
-    if (color.isValid()) isolation_table_->item(r, 3)->setBackground(color);
+  std::vector<std::vector<ResultTableModel::Cell>> cells;
+  cells.reserve(isolation_rows_.size());
+  for (const IsolationRowView& i : isolation_rows_) {
+    cells.push_back({Text(i.name), Text(i.opcode), Text(i.reference_status),
+                     Text(i.test_status, StatusColor(i.test_status)),
+                     Number(i.mismatches, QString::number(i.mismatches)),
+                     Number(i.max_abs_error, ErrorText(i.max_abs_error)),
+                     Number(i.max_rel_error, ErrorText(i.max_rel_error)), Text(i.detail)});
   }
+  isolation_model_->SetRows(std::move(cells));
   isolation_text_->setPlainText(table_text);
 }
 
 void ReplayPanel::ShowBisect(std::vector<BisectRowView> rows, int first_divergent) {
   bisect_rows_ = std::move(rows);
-  bisect_table_->setRowCount(static_cast<int>(bisect_rows_.size()));
-  for (int r = 0; r < static_cast<int>(bisect_rows_.size()); ++r) {
-    const BisectRowView& b = bisect_rows_[r];
-    bisect_table_->setItem(r, 0, TextItem(b.label));
-    bisect_table_->setItem(r, 1, TextItem(b.pass));
-    bisect_table_->setItem(r, 2, TextItem(b.verdict));
-    bisect_table_->setItem(r, 3, NumberItem(b.max_abs_error, ErrorText(b.max_abs_error)));
-    bisect_table_->setItem(r, 4, NumberItem(b.max_rel_error, ErrorText(b.max_rel_error)));
-    bisect_table_->setItem(r, 5, TextItem(b.detail));
-    const QColor color = StatusColor(b.verdict);
-    if (color.isValid()) bisect_table_->item(r, 2)->setBackground(color);
-    if (r == first_divergent) {
-      QFont bold = bisect_table_->font();
-      bold.setBold(true);
-      for (int c = 0; c < bisect_table_->columnCount(); ++c) bisect_table_->item(r, c)->setFont(bold);
-    }
+  std::vector<std::vector<ResultTableModel::Cell>> cells;
+  cells.reserve(bisect_rows_.size());
+  for (const BisectRowView& b : bisect_rows_) {
+    cells.push_back({Text(b.label), Text(b.pass), Text(b.verdict, StatusColor(b.verdict)),
+                     Number(b.max_abs_error, ErrorText(b.max_abs_error)),
+                     Number(b.max_rel_error, ErrorText(b.max_rel_error)), Text(b.detail)});
   }
-  if (first_divergent >= 0 && first_divergent < bisect_table_->rowCount()) {
+  bisect_model_->SetRows(std::move(cells), first_divergent);
+  bisect_table_->sortByColumn(-1, Qt::AscendingOrder);
+  if (first_divergent >= 0 && first_divergent < bisect_model_->rowCount()) {
     bisect_table_->selectRow(first_divergent);
   }
 }

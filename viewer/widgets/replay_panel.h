@@ -32,12 +32,14 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QSortFilterProxyModel;
 class QTabWidget;
-class QTableWidget;
+class QTableView;
 
 namespace hlowb::viewer {
 
 class TensorViewer;
+class ResultTableModel;
 
 enum class ReplayMode { kCompare, kFindNonfinite, kIsolate, kBisectPasses };
 
@@ -113,9 +115,10 @@ class ReplayPanel : public QWidget {
   QString Details() const;
   TensorViewer* tensor_viewer() const { return tensors_; }
   QTabWidget* tabs() const { return tabs_; }
-  QTableWidget* profile_table() const { return profile_table_; }
-  QTableWidget* isolation_table() const { return isolation_table_; }
-  QTableWidget* bisect_table() const { return bisect_table_; }
+  // The result tables (sortable; a row's first column names its instruction or state).
+  QTableView* profile_table() const { return profile_table_; }
+  QTableView* isolation_table() const { return isolation_table_; }
+  QTableView* bisect_table() const { return bisect_table_; }
   QComboBox* mode_box() const { return mode_; }
   QSpinBox* replicas_box() const { return replicas_; }
   QSpinBox* partitions_box() const { return partitions_; }
@@ -154,9 +157,12 @@ class ReplayPanel : public QWidget {
   QPushButton* bundle_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   TensorViewer* tensors_ = nullptr;
-  QTableWidget* profile_table_ = nullptr;
-  QTableWidget* isolation_table_ = nullptr;
-  QTableWidget* bisect_table_ = nullptr;
+  QTableView* profile_table_ = nullptr;
+  QTableView* isolation_table_ = nullptr;
+  QTableView* bisect_table_ = nullptr;
+  ResultTableModel* profile_model_ = nullptr;
+  ResultTableModel* isolation_model_ = nullptr;
+  ResultTableModel* bisect_model_ = nullptr;
   QPlainTextEdit* isolation_text_ = nullptr;
   std::vector<ProfileRowView> profile_rows_;
   std::vector<IsolationRowView> isolation_rows_;
