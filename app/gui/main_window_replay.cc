@@ -3,6 +3,8 @@
 // profile, isolation table, pass bisection), the graph (heat map, the NaN/Inf locator's
 // instruction) and the timeline (the bisection's verdict per state).
 #include <QDir>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QProcess>
@@ -29,6 +31,59 @@ namespace hlowb::gui {
 namespace {
 
 QString Q(const std::string& s) { return QString::fromStdString(s); }
+
+// A replay's values for the tensor viewer, decoded from the worker's answer.
+struct ReplayValues {
+  std::vector<std::pair<QString, std::shared_ptr<const Literal>>> values;
+  QStringList notes;  // values that could not be shown, and why
+};
+
+// The outputs: the test platform's, the reference's and how far apart they are, or on several
+// devices each device's; then the captured instruction's value. Runs off the UI thread.
+ReplayValues DecodeReplayValues(const hlowb::worker::ReplayResult& result) {
+  ReplayValues out;
+  auto add = [&](const QString& name, const xla::LiteralProto& proto) {
+    auto literal = LiteralFromProto(proto);
+    if (!literal.ok()) {
+      out.notes << QStringLiteral("%1 cannot be shown: %2")
+                       .arg(name, Q(std::string(literal.status().message())));
+      return std::shared_ptr<const Literal>();
+    }
+    auto shared = std::make_shared<const Literal>(std::move(*literal));
+    out.values.emplace_back(name, shared);
+    return shared;
+  };
+  auto add_difference = [&](const QString& name, const std::shared_ptr<const Literal>& a,
+                            const std::shared_ptr<const Literal>& b) {
+    if (!a || !b) return;
+    if (auto diff = viewer::AbsoluteDifference(*a, *b)) out.values.emplace_back(name, diff);
+  };
+  const QString output = QStringLiteral("output");
+  for (int i = 0; i < result.iterations_size(); ++i) {
+    const auto& it = result.iterations(i);
+    const QString suffix =
+        result.iterations_size() > 1 ? QStringLiteral(", iteration %1").arg(i + 1) : QString();
+    if (it.device_results_size() > 0) {
+      for (int d = 0; d < it.device_results_size(); ++d) {
+        const QString device = QStringLiteral(", device %1").arg(d) + suffix;
+        auto out_value = add(output + device, it.device_results(d));
+        if (d < it.device_reference_results_size()) {
+          auto ref = add(QStringLiteral("reference") + device, it.device_reference_results(d));
+          add_difference(QStringLiteral("|output − reference|") + device, out_value, ref);
+        }
+      }
+    } else if (it.has_result()) {
+      auto out_value = add(output + suffix, it.result());
+      if (it.has_reference_result()) {
+        auto ref = add(QStringLiteral("reference output") + suffix, it.reference_result());
+        add_difference(QStringLiteral("|output − reference|") + suffix, out_value, ref);
+      }
+    }
+  }
+  if (result.has_captured()) add(QStringLiteral("%") + Q(result.captured_instruction()),
+                                 result.captured());
+  return out;
+}
 
 int TabIndex(QTabWidget* tabs, const QString& title) {
   for (int i = 0; i < tabs->count(); ++i) {
@@ -211,7 +266,6 @@ void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
   }
   bool compared = false;
   QString details;
-  std::vector<std::pair<QString, std::shared_ptr<const Literal>>> values;
   for (int i = 0; i < result.iterations_size(); ++i) {
     const auto& it = result.iterations(i);
     compared |= !it.compared_against().empty();
@@ -220,53 +274,23 @@ void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
       details += tr(" against %1:\n%2").arg(Q(it.compared_against()), Q(it.comparison()));
     }
     details += QStringLiteral("\n");
-    // The outputs: the test platform's, the reference's and how far apart they are, or on
-    // several devices each device's.
-    const QString suffix =
-        result.iterations_size() > 1 ? tr(", iteration %1").arg(i + 1) : QString();
-    auto add = [&](const QString& name, const xla::LiteralProto& proto) {
-      auto literal = LiteralFromProto(proto);
-      if (!literal.ok()) {
-        details += tr("Note: %1 cannot be shown: %2\n")
-                       .arg(name, Q(std::string(literal.status().message())));
-        return std::shared_ptr<const Literal>();
-      }
-      auto shared = std::make_shared<const Literal>(std::move(*literal));
-      values.emplace_back(name, shared);
-      return std::shared_ptr<const Literal>(shared);
-    };
-    if (it.device_results_size() > 0) {
-      for (int d = 0; d < it.device_results_size(); ++d) {
-        auto out = add(tr("output, device %1").arg(d) + suffix, it.device_results(d));
-        if (d < it.device_reference_results_size()) {
-          auto ref = add(tr("reference, device %1").arg(d) + suffix,
-                         it.device_reference_results(d));
-          if (out && ref) {
-            if (auto diff = viewer::AbsoluteDifference(*out, *ref)) {
-              values.emplace_back(tr("|output − reference|, device %1").arg(d) + suffix, diff);
-            }
-          }
-        }
-      }
-    } else if (it.has_result()) {
-      auto out = add(tr("output") + suffix, it.result());
-      if (it.has_reference_result()) {
-        auto ref = add(tr("reference output") + suffix, it.reference_result());
-        if (out && ref) {
-          if (auto diff = viewer::AbsoluteDifference(*out, *ref)) {
-            values.emplace_back(tr("|output − reference|") + suffix, diff);
-          }
-        }
-      }
-    }
   }
-  if (result.has_captured()) {
-    auto literal = LiteralFromProto(result.captured());
-    if (literal.ok()) {
-      values.emplace_back(QStringLiteral("%") + Q(result.captured_instruction()),
-                          std::make_shared<const Literal>(std::move(*literal)));
-    }
-  }
+  // The values are decoded (and compared element by element) on a worker thread: outputs can
+  // be hundreds of megabytes.
+  replay_panel_->ShowValues({});
+  auto payload = std::make_shared<const hlowb::worker::ReplayResult>(result);
+  auto* watcher = new QFutureWatcher<ReplayValues>(this);
+  const quint64 id = replay_id_;
+  connect(watcher, &QFutureWatcher<ReplayValues>::finished, this, [this, watcher, id] {
+    watcher->deleteLater();
+    if (id != replay_id_) return;  // a newer replay's values are coming
+    ReplayValues v = watcher->result();
+    replay_panel_->ShowValues(v.values);
+    if (!v.notes.isEmpty()) statusBar()->showMessage(v.notes.join(QStringLiteral("; ")), 10000);
+  });
+  watcher->setFuture(QtConcurrent::run([payload] { return DecodeReplayValues(*payload); }));
+  last_result_.clear_iterations();
+  last_result_.clear_captured();
   for (const std::string& w : result.warnings()) details += tr("Note: %1\n").arg(Q(w));
   std::vector<viewer::ProfileRowView> profile;
   for (const auto& p : result.profile()) {
@@ -274,7 +298,6 @@ void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
                        p.nan_count(), p.inf_count(), p.elements(), p.min(), p.max()});
   }
   replay_panel_->ShowProfile(std::move(profile));
-  replay_panel_->ShowValues(values);
   const QString verdict = !compared           ? QStringLiteral("RAN")
                           : result.all_match() ? QStringLiteral("MATCHED")
                                                : QStringLiteral("MISMATCH");

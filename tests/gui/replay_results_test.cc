@@ -227,6 +227,27 @@ class ReplayResultsTest : public QObject {
     QCOMPARE(diff->data_as<double>()[7], 0.0);   // NaN and NaN
     QCOMPARE(diff->data_as<double>()[13], 0.0);  // inf and inf
     QVERIFY(!hlowb::viewer::AbsoluteDifference(*literal, *pair));
+
+    // A value of a million elements or more: statistics arrive from a worker thread.
+    auto big = std::make_shared<Literal>(hlowb::Shape::Array(hlowb::PrimitiveType::kF32,
+                                                             {1024, 1100}));
+    float* b = big->mutable_data_as<float>();
+    for (int64_t i = 0; i < big->element_count(); ++i) b[i] = static_cast<float>(i % 7);
+    b[12345] = std::numeric_limits<float>::quiet_NaN();
+    viewer.SetValues({{QStringLiteral("big"), big}});
+    QVERIFY(viewer.StatisticsText().contains(QStringLiteral("computing")) ||
+            viewer.statistics_ready());
+    QTRY_VERIFY(viewer.statistics_ready());
+    QCOMPARE(viewer.statistics().nan_count, 1);
+    QCOMPARE(viewer.statistics().elements, int64_t{1024} * 1100);
+    QVERIFY(viewer.StatisticsText().contains(QStringLiteral("NaN: 1")));
+    // Replacing the values while a computation runs drops its result.
+    viewer.SetValues({{QStringLiteral("big"), big}});
+    viewer.SetValues({{QStringLiteral("x"), literal}});
+    QVERIFY(viewer.statistics_ready());
+    QCOMPARE(viewer.statistics().nan_count, nan);
+    QTest::qWait(300);
+    QCOMPARE(viewer.statistics().nan_count, nan);
   }
 
   // A profiled replay: the outputs and the selected instruction's value in the viewer, one
@@ -246,7 +267,7 @@ class ReplayResultsTest : public QObject {
 
     // Values: the output, the reference's, their distance, then %s = a + a.
     TensorViewer* viewer = panel->tensor_viewer();
-    QCOMPARE(viewer->value_count(), 4);
+    QTRY_COMPARE(viewer->value_count(), 4);  // decoded off the UI thread
     QCOMPARE(viewer->ValueName(0), QStringLiteral("output"));
     QCOMPARE(viewer->ValueName(1), QStringLiteral("reference output"));
     QVERIFY(viewer->ValueName(2).startsWith(QStringLiteral("|output")));
@@ -404,7 +425,7 @@ class ReplayResultsTest : public QObject {
     QVERIFY2(panel->Verdict() == QStringLiteral("MATCHED"), qPrintable(panel->Details()));
     // Each device's output, its reference and their distance.
     TensorViewer* viewer = panel->tensor_viewer();
-    QCOMPARE(viewer->value_count(), 6);
+    QTRY_COMPARE(viewer->value_count(), 6);
     QCOMPARE(viewer->ValueName(3), QStringLiteral("output, device 1"));
     auto* model = viewer->slice_model();
     QCOMPARE(model->data(model->index(2, 0)).toString(), QStringLiteral("1"));
@@ -414,6 +435,8 @@ class ReplayResultsTest : public QObject {
 
     panel->replicas_box()->setValue(1);
     QVERIFY(Run(*w));
+    QTRY_COMPARE(viewer->value_count(), 3);  // output, reference, distance
+    QCOMPARE(viewer->ValueName(0), QStringLiteral("output"));
     QCOMPARE(model->data(model->index(2, 0)).toString(), QStringLiteral("0"));
   }
 };

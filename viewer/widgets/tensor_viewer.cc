@@ -9,7 +9,9 @@
 #include <QPalette>
 #include <QSpinBox>
 #include <QTableView>
+#include <QFutureWatcher>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -337,6 +339,9 @@ void TensorViewer::SetValues(
   for (const auto& [name, literal] : values) {
     if (literal) Flatten(name, literal, *literal, QString(), &leaves_);
   }
+  ++values_generation_;
+  stats_cache_.assign(leaves_.size(), std::nullopt);
+  stats_pending_.assign(leaves_.size(), false);
   updating_ = true;
   value_->clear();
   for (const auto& [name, literal] : leaves_) {
@@ -354,6 +359,9 @@ void TensorViewer::SetValues(
 
 void TensorViewer::Clear() {
   leaves_.clear();
+  ++values_generation_;
+  stats_cache_.clear();
+  stats_pending_.clear();
   current_ = -1;
   updating_ = true;
   value_->clear();
@@ -361,6 +369,7 @@ void TensorViewer::Clear() {
   columns_->clear();
   updating_ = false;
   stats_ = TensorStatistics();
+  stats_ready_ = false;
   shape_->clear();
   stats_label_->clear();
   histogram_->SetStatistics(stats_);
@@ -381,7 +390,27 @@ bool TensorViewer::ShowValue(int index) {
   row_axis_ = rank >= 1 ? (rank >= 2 ? rank - 2 : 0) : -1;
   column_axis_ = rank >= 2 ? rank - 1 : -1;
   fixed_.assign(rank, 0);
-  stats_ = ComputeTensorStatistics(lit);
+  if (!stats_cache_[index] && !stats_pending_[index]) {
+    if (lit.element_count() < kAsyncStatistics) {
+      stats_cache_[index] = ComputeTensorStatistics(lit);
+    } else {
+      // One pass over a large value: off the UI thread. The watcher dies with the viewer; a
+      // result for replaced values is dropped.
+      stats_pending_[index] = true;
+      std::shared_ptr<const Literal> value = leaves_[index].second;
+      auto* watcher = new QFutureWatcher<TensorStatistics>(this);
+      const uint64_t generation = values_generation_;
+      connect(watcher, &QFutureWatcher<TensorStatistics>::finished, this,
+              [this, watcher, index, generation] {
+                watcher->deleteLater();
+                if (generation != values_generation_) return;
+                stats_cache_[index] = watcher->result();
+                stats_pending_[index] = false;
+                if (current_ == index) ShowStatistics();
+              });
+      watcher->setFuture(QtConcurrent::run([value] { return ComputeTensorStatistics(*value); }));
+    }
+  }
   Rebuild();
   return true;
 }
@@ -441,6 +470,21 @@ void TensorViewer::Rebuild() {
   updating_ = false;
   shape_->setText(QString::fromStdString(PrintShape(lit.shape(), true)) +
                   (lit.elided() ? tr("  (data not recorded)") : QString()));
+  ShowStatistics();
+  RebuildSliceControls();
+  ApplySlice();
+}
+
+void TensorViewer::ShowStatistics() {
+  stats_ready_ = current_ >= 0 && stats_cache_[current_].has_value();
+  stats_ = stats_ready_ ? *stats_cache_[current_] : TensorStatistics();
+  if (!stats_ready_) {
+    stats_label_->setText(tr("%1 elements\ncomputing statistics…")
+                              .arg(static_cast<qlonglong>(
+                                  current_ >= 0 ? leaves_[current_].second->element_count() : 0)));
+    histogram_->SetStatistics(stats_);
+    return;
+  }
   QString text = tr("%1 elements").arg(static_cast<qlonglong>(stats_.elements));
   text += tr("\nNaN: %1   Inf: %2   zeros: %3")
               .arg(static_cast<qlonglong>(stats_.nan_count))
@@ -452,8 +496,6 @@ void TensorViewer::Rebuild() {
   }
   stats_label_->setText(text);
   histogram_->SetStatistics(stats_);
-  RebuildSliceControls();
-  ApplySlice();
 }
 
 void TensorViewer::RebuildSliceControls() {

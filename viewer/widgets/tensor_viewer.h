@@ -6,7 +6,9 @@
 //     values;
 //   - a histogram of the finite values (the NaN/Inf counts beside it).
 // Tuple values are offered leaf by leaf ("result {1}"). The table reads elements lazily, so a
-// large value costs nothing until it is scrolled; the statistics and histogram take one pass.
+// large value costs nothing until it is scrolled; the statistics and histogram take one pass,
+// on a worker thread for values of a million elements or more (the view says "computing…"
+// meanwhile and fills in when they arrive).
 #ifndef HLOWB_VIEWER_WIDGETS_TENSOR_VIEWER_H_
 #define HLOWB_VIEWER_WIDGETS_TENSOR_VIEWER_H_
 
@@ -15,6 +17,7 @@
 #include <QWidget>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -110,7 +113,9 @@ class TensorViewer : public QWidget {
   // The index of a dimension that is on neither axis; false when out of range.
   bool SetSliceIndex(int dimension, int64_t index);
 
+  // The shown value's statistics; empty until statistics_ready() for large values.
   const TensorStatistics& statistics() const { return stats_; }
+  bool statistics_ready() const { return stats_ready_; }
   QString StatisticsText() const;
   TensorSliceModel* slice_model() const { return model_; }
   QTableView* table() const { return table_; }
@@ -119,12 +124,20 @@ class TensorViewer : public QWidget {
   void Rebuild();
   void RebuildSliceControls();
   void ApplySlice();
+  void ShowStatistics();
+
+  static constexpr int64_t kAsyncStatistics = int64_t{1} << 20;
 
   std::vector<std::pair<QString, std::shared_ptr<const Literal>>> leaves_;
   int current_ = -1;
   int row_axis_ = 0, column_axis_ = 1;
   std::vector<int64_t> fixed_;
   TensorStatistics stats_;
+  bool stats_ready_ = false;
+  // Per leaf: statistics once known; a leaf computed in the background is marked pending.
+  std::vector<std::optional<TensorStatistics>> stats_cache_;
+  std::vector<bool> stats_pending_;
+  uint64_t values_generation_ = 0;
 
   QComboBox* value_ = nullptr;
   QLabel* shape_ = nullptr;
