@@ -214,7 +214,7 @@ class MainWindow : public QMainWindow {
   bool CompareWithRow(int row);
   // Replay (main_window_replay.cc).
   void BuildReplay();
-  void OnReplayFinished(const hlowb::worker::ReplayResult& result);
+  void OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayResult> result);
   void OnReplayModuleShown();
   const Instruction* FindReplayInstruction(const QString& computation, const QString& name) const;
   ReplayController* replay_ = nullptr;

@@ -144,8 +144,8 @@ void MainWindow::BuildReplay() {
             if (id == replay_id_) replay_panel_->SetProgress(done, total, what);
           });
   connect(replay_, &ReplayController::finished, this,
-          [this](quint64 id, const hlowb::worker::ReplayResult& result) {
-            if (id == replay_id_) OnReplayFinished(result);
+          [this](quint64 id, std::shared_ptr<const hlowb::worker::ReplayResult> result) {
+            if (id == replay_id_ && result) OnReplayFinished(std::move(result));
           });
   connect(replay_, &ReplayController::failed, this,
           [this](quint64 id, const QString& message, const QString& last) {
@@ -205,8 +205,12 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
   replay_id_ = replay_->Submit(request);
 }
 
-void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
-  last_result_ = result;
+void MainWindow::OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayResult> payload) {
+  const hlowb::worker::ReplayResult& result = *payload;
+  // What the heat map needs later; the values (which can be large) are not kept here.
+  last_result_.Clear();
+  *last_result_.mutable_profile() = result.profile();
+  *last_result_.mutable_isolation() = result.isolation();
   QTabWidget* tabs = replay_panel_->tabs();
   if (last_replay_.bisect_passes()) {
     std::vector<viewer::BisectRowView> rows;
@@ -278,7 +282,6 @@ void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
   // The values are decoded (and compared element by element) on a worker thread: outputs can
   // be hundreds of megabytes.
   replay_panel_->ShowValues({});
-  auto payload = std::make_shared<const hlowb::worker::ReplayResult>(result);
   auto* watcher = new QFutureWatcher<ReplayValues>(this);
   const quint64 id = replay_id_;
   connect(watcher, &QFutureWatcher<ReplayValues>::finished, this, [this, watcher, id] {
@@ -289,8 +292,6 @@ void MainWindow::OnReplayFinished(const hlowb::worker::ReplayResult& result) {
     if (!v.notes.isEmpty()) statusBar()->showMessage(v.notes.join(QStringLiteral("; ")), 10000);
   });
   watcher->setFuture(QtConcurrent::run([payload] { return DecodeReplayValues(*payload); }));
-  last_result_.clear_iterations();
-  last_result_.clear_captured();
   for (const std::string& w : result.warnings()) details += tr("Note: %1\n").arg(Q(w));
   std::vector<viewer::ProfileRowView> profile;
   for (const auto& p : result.profile()) {

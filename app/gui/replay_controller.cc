@@ -1,5 +1,8 @@
 #include "app/gui/replay_controller.h"
 
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
 #include <google/protobuf/io/coded_stream.h>
 
 #include <QCoreApplication>
@@ -8,6 +11,7 @@
 namespace hlowb::gui {
 
 using hlowb::worker::Request;
+using hlowb::worker::ReplayResult;
 using hlowb::worker::Response;
 
 ReplayController::ReplayController(QObject* parent)
@@ -111,37 +115,75 @@ void ReplayController::Send(const Request& request) {
 void ReplayController::OnReadyRead() {
   if (process_ == nullptr) return;
   buffer_.append(process_->readAllStandardOutput());
-  for (;;) {
+  ProcessFrames();
+}
+
+void ReplayController::ProcessFrames() {
+  while (!parsing_) {
     google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(buffer_.data()),
                                               static_cast<int>(buffer_.size()));
     uint32_t size = 0;
     if (!in.ReadVarint32(&size)) return;  // the length is not all here yet
     const int header = in.CurrentPosition();
     if (buffer_.size() < header + static_cast<qsizetype>(size)) return;
-    Response response;
-    const bool ok = response.ParseFromArray(buffer_.constData() + header, static_cast<int>(size));
+    if (size >= kAsyncParseBytes) {
+      // A large answer (result values): parsed on a worker thread, later frames wait for it so
+      // that answers keep their order.
+      QByteArray frame = buffer_.mid(header, static_cast<qsizetype>(size));
+      buffer_.remove(0, header + static_cast<qsizetype>(size));
+      parsing_ = true;
+      auto* watcher = new QFutureWatcher<std::shared_ptr<Response>>(this);
+      connect(watcher, &QFutureWatcher<std::shared_ptr<Response>>::finished, this,
+              [this, watcher] {
+                watcher->deleteLater();
+                parsing_ = false;
+                std::shared_ptr<Response> response = watcher->result();
+                if (!response) {
+                  OnWorkerGone(tr("the worker sent an unreadable message"));
+                  return;
+                }
+                Handle(std::move(response));
+                ProcessFrames();
+              });
+      watcher->setFuture(QtConcurrent::run([frame = std::move(frame)] {
+        auto response = std::make_shared<Response>();
+        if (!response->ParseFromArray(frame.constData(), static_cast<int>(frame.size()))) {
+          response.reset();
+        }
+        return response;
+      }));
+      return;
+    }
+    auto response = std::make_shared<Response>();
+    const bool ok = response->ParseFromArray(buffer_.constData() + header, static_cast<int>(size));
     buffer_.remove(0, header + static_cast<qsizetype>(size));
     if (!ok) {
       OnWorkerGone(tr("the worker sent an unreadable message"));
       return;
     }
-    const uint64_t id = response.id();
-    if (id != running_id_) continue;  // an answer nobody waits for any more
-    if (response.has_progress()) {
-      last_what_ = QString::fromStdString(response.progress().what());
-      deadline_.start(deadline_ms_);
-      emit progress(id, response.progress().done(), response.progress().total(), last_what_);
-      continue;
-    }
-    deadline_.stop();
-    running_id_ = 0;
-    if (response.has_result()) {
-      emit finished(id, response.result());
-    } else {
-      emit failed(id, QString::fromStdString(response.error().message()), last_what_);
-    }
-    SendNext();
+    Handle(std::move(response));
   }
+}
+
+void ReplayController::Handle(std::shared_ptr<Response> response) {
+  const uint64_t id = response->id();
+  if (id != running_id_) return;  // an answer nobody waits for any more
+  if (response->has_progress()) {
+    last_what_ = QString::fromStdString(response->progress().what());
+    deadline_.start(deadline_ms_);
+    emit progress(id, response->progress().done(), response->progress().total(), last_what_);
+    return;
+  }
+  deadline_.stop();
+  running_id_ = 0;
+  if (response->has_result()) {
+    // Shares the parsed message: the result's values are not copied.
+    std::shared_ptr<const ReplayResult> result(response, &response->result());
+    emit finished(id, result);
+  } else {
+    emit failed(id, QString::fromStdString(response->error().message()), last_what_);
+  }
+  SendNext();
 }
 
 void ReplayController::OnWorkerGone(const QString& what) {

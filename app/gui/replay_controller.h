@@ -17,6 +17,7 @@
 #include <QStringList>
 #include <QTimer>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "replay/worker/worker.pb.h"
@@ -49,7 +50,9 @@ class ReplayController : public QObject {
 
  signals:
   void progress(quint64 id, qint64 done, qint64 total, const QString& what);
-  void finished(quint64 id, const hlowb::worker::ReplayResult& result);
+  // The result shares the parsed answer (its values can be large); it stays valid as long as
+  // the pointer is held.
+  void finished(quint64 id, std::shared_ptr<const hlowb::worker::ReplayResult> result);
   // `message` says what happened; `last_instruction` is the last progress text (may be empty).
   void failed(quint64 id, const QString& message, const QString& last_instruction);
 
@@ -58,6 +61,11 @@ class ReplayController : public QObject {
   void SendNext();
   void Send(const hlowb::worker::Request& request);
   void OnReadyRead();
+  void ProcessFrames();
+  void Handle(std::shared_ptr<hlowb::worker::Response> response);
+  // Answers this large are parsed on a worker thread.
+  static constexpr uint32_t kAsyncParseBytes = 1u << 20;
+  bool parsing_ = false;
   void OnWorkerGone(const QString& what);
   void Fail(uint64_t id, const QString& message);
 

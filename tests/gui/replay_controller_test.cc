@@ -14,7 +14,7 @@ using hlowb::gui::ReplayController;
 using hlowb::worker::ReplayRequest;
 using hlowb::worker::ReplayResult;
 
-Q_DECLARE_METATYPE(hlowb::worker::ReplayResult)
+Q_DECLARE_METATYPE(std::shared_ptr<const hlowb::worker::ReplayResult>)
 
 namespace {
 
@@ -49,7 +49,7 @@ class ReplayControllerTest : public QObject {
   Q_OBJECT
 
  private slots:
-  void initTestCase() { qRegisterMetaType<hlowb::worker::ReplayResult>(); }
+  void initTestCase() { qRegisterMetaType<std::shared_ptr<const hlowb::worker::ReplayResult>>(); }
 
   void ReplayCompletesAndTheUiStaysResponsive() {
     ReplayController c;
@@ -66,7 +66,8 @@ class ReplayControllerTest : public QObject {
     probe.Stop();
     QCOMPARE(failed.count(), 0);
     QCOMPARE(finished.first().at(0).value<quint64>(), id);
-    const ReplayResult result = finished.first().at(1).value<ReplayResult>();
+    const ReplayResult result =
+        *finished.first().at(1).value<std::shared_ptr<const ReplayResult>>();
     QVERIFY(result.all_match());
     QCOMPARE(result.iterations_size(), 1);
     QVERIFY(result.iterations(0).matched());
