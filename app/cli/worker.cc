@@ -16,13 +16,21 @@ namespace hlowb::cli {
 int RunWorker(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {}, {"test_abort_after_instructions"}, &args, &error) ||
+  if (!ParseArgs(argv, {}, {"test_abort_after_instructions", "max_value_bytes"}, &args, &error) ||
       !args.positional.empty()) {
-    std::cerr << "usage: hlowb worker [--test_abort_after_instructions=N]  (speaks the worker "
-                 "protocol on stdin/stdout)\n";
+    std::cerr << "usage: hlowb worker [--max_value_bytes=N] [--test_abort_after_instructions=N]"
+                 "  (speaks the worker protocol on stdin/stdout)\n";
     return kUsageError;
   }
   worker::WorkerOptions options;
+  if (args.Has("max_value_bytes")) {
+    try {
+      options.max_value_bytes = std::stoull(args.Get("max_value_bytes"));
+    } catch (...) {
+      std::cerr << "hlowb worker: --max_value_bytes must be a number\n";
+      return kUsageError;
+    }
+  }
   if (args.Has("test_abort_after_instructions")) {
     try {
       options.abort_after_instructions = std::stoll(args.Get("test_abort_after_instructions"));

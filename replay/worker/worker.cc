@@ -333,6 +333,19 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     }
   }
   if (absl::Status st = observer->Fill(&result); !st.ok()) return st;
+  // Values beyond what one message carries comfortably stay here; the verdicts still go.
+  if (result.ByteSizeLong() > options.max_value_bytes) {
+    for (IterationResult& it : *result.mutable_iterations()) {
+      it.clear_result();
+      it.clear_reference_result();
+      it.clear_device_results();
+      it.clear_device_reference_results();
+    }
+    result.clear_captured();
+    result.clear_captured_instruction();
+    result.add_warnings(StrCat("the result values are not shown: the answer would exceed ",
+                               options.max_value_bytes, " bytes"));
+  }
   return result;
 }
 

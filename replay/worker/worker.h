@@ -20,6 +20,9 @@ namespace hlowb::worker {
 struct WorkerOptions {
   // Test hook: abort() (as a crash would) when a replay reaches its N-th instruction; 0 = never.
   int64_t abort_after_instructions = 0;
+  // The most bytes an answer with values may take (protobuf messages must stay under 2 GiB);
+  // beyond it the values are left out with a warning and the verdicts still go.
+  uint64_t max_value_bytes = uint64_t{512} << 20;
   // Computes custom calls (the CLI passes the built-in plugins' dispatcher).
   CustomCallHook custom_call;
 };

@@ -323,6 +323,28 @@ TEST(Worker, ProfilesEveryInstructionAndCapturesOne) {
   EXPECT_FALSE(plain->result().has_captured());
 }
 
+TEST(Worker, ValuesBeyondTheLimitStayBehindWithAWarning) {
+  WorkerProcess w({"--max_value_bytes=64"});
+  Request req = ReplayOf(1, kSmall);
+  req.mutable_replay()->set_return_result_literals(true);
+  ASSERT_TRUE(w.Send(req));
+  auto answer = w.Answer(1);
+  ASSERT_TRUE(answer.has_value() && answer->has_result());
+  const ReplayResult& r = answer->result();
+  ASSERT_EQ(r.iterations_size(), 1);
+  EXPECT_TRUE(r.iterations(0).matched());  // the verdict still comes
+  EXPECT_FALSE(r.iterations(0).has_result());
+  ASSERT_GE(r.warnings_size(), 1);
+  EXPECT_NE(r.warnings(r.warnings_size() - 1).find("64 bytes"), std::string::npos);
+  // Within the default limit the values come.
+  WorkerProcess roomy;
+  ASSERT_TRUE(roomy.Send(req));
+  auto full = roomy.Answer(1);
+  ASSERT_TRUE(full.has_value() && full->has_result());
+  EXPECT_TRUE(full->result().iterations(0).has_result());
+  EXPECT_TRUE(full->result().iterations(0).has_reference_result());
+}
+
 TEST(Worker, IsolatesTheEntryInstructions) {
   WorkerProcess w;
   Request req = ReplayOf(1, kSmall);
