@@ -346,7 +346,9 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
     case Opcode::kReduceWindow: return EvalReduceWindow(*this, instr, ops);
     case Opcode::kSelectAndScatter: return EvalSelectAndScatter(*this, instr, ops);
     case Opcode::kDot:
-      if (ops.size() != 2) return Unimplemented(instr, "sparse dot (sparsity metadata operands)");
+      if (!instr.attrs_or_default().sparsity.empty()) return EvalSparseDot(instr, ops);
+      if (ops.size() != 2) return Invalid(instr, "dot takes lhs and rhs (metadata operands only "
+                                                 "come with sparsity=)");
       return EvalDot(instr, *ops[0], *ops[1]);
     case Opcode::kRaggedDot:
       if (ops.size() != 3) return Invalid(instr, "ragged-dot takes lhs, rhs and group sizes");
