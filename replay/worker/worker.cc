@@ -79,7 +79,11 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
   o.bounds.abs = request.abs_error_bound();
   o.bounds.rel = request.rel_error_bound();
   o.force_fake_data = request.force_fake_data();
-  if (!request.host_transfers().empty()) o.host_transfers = request.host_transfers();
+  if (!request.host_transfers().empty()) {
+    auto mode = ParseHostTransferMode(request.host_transfers());
+    if (!mode.ok()) return mode.status();
+    o.host_transfers = *mode;
+  }
   o.num_replicas = request.num_replicas();
   o.num_partitions = request.num_partitions();
   o.custom_call = options.custom_call;
