@@ -194,8 +194,9 @@ absl::StatusOr<Literal> Evaluator::EvalHostTransfer(const Instruction& instr,
   const bool host = op == Opcode::kInfeed || op == Opcode::kOutfeed ||
                     instr.attrs_or_default().is_host_transfer;
   if (!host) {
-    return Unimplemented(instr, StrCat(OpcodeName(op), " between devices (only host transfers, "
-                                       "is_host_transfer=true, are replayed)"));
+    if (options_.collectives != nullptr) return options_.collectives->RunSendRecv(instr, ops);
+    return Unimplemented(instr, StrCat(OpcodeName(op), " between devices needs a multi-device "
+                                       "run (set --num_partitions or --num_replicas)"));
   }
   if (op == Opcode::kSendDone) return Literal(Shape::Token());
   if (op == Opcode::kRecvDone) {

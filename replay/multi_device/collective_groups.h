@@ -88,6 +88,22 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveDeviceGroups(const I
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermuteDevicePairs(
     const Instruction& instr, const DeviceGrid& grid);
 
+// The frontend attribute naming a device-to-device send/recv's pairs.
+inline constexpr std::string_view kSendRecvSourceTargetPairsKey =
+    "_xla_send_recv_source_target_pairs";
+
+// Parses "{{0,1},{1,2}}" (spaces allowed; "{}" is no pair). InvalidArgument otherwise.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
+    std::string_view text);
+
+// Device-to-device send/recv: the pairs of its _xla_send_recv_source_target_pairs frontend
+// attribute as (source device, target device) on `grid`. As in XLA, a channel_id > 0 makes
+// the ids partition ids (pairs applied in every replica), otherwise replica ids (applied in
+// every partition). InvalidArgument when the attribute is missing or malformed, for ids out
+// of range, or when a device is the source or the target of two pairs.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvDevicePairs(
+    const Instruction& instr, const DeviceGrid& grid);
+
 }  // namespace hlowb
 
 #endif  // HLOWB_REPLAY_MULTI_DEVICE_COLLECTIVE_GROUPS_H_
