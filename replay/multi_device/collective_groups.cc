@@ -297,4 +297,43 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvDevicePairs(
   return IdPairsToDevices(instr, *pairs, cross_partition, grid, /*unique_sources=*/true);
 }
 
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvValidationBounds(
+    const Instruction& instr, const DeviceGrid& grid) {
+  const FrontendAttributes* fa = instr.frontend_attributes();
+  const std::string* value = nullptr;
+  const std::string* pairs_value = nullptr;
+  if (fa != nullptr) {
+    for (const FrontendAttributes::Entry& e : fa->entries) {
+      if (e.key == kSendRecvValidationKey) value = &e.value;
+      if (e.key == kSendRecvSourceTargetPairsKey) pairs_value = &e.value;
+    }
+  }
+  if (value == nullptr) return std::vector<std::pair<int64_t, int64_t>>{};
+  if (pairs_value == nullptr) {
+    return absl::InvalidArgumentError(StrCat(Ref(instr), " has ", kSendRecvValidationKey,
+                                             " but no ", kSendRecvSourceTargetPairsKey));
+  }
+  auto pairs = ParseSourceTargetPairs(*pairs_value);
+  if (!pairs.ok()) {
+    return absl::InvalidArgumentError(StrCat(Ref(instr), ": ", pairs.status().message()));
+  }
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  if (*value == "invalid") {
+    bounds.assign(pairs->size(), {1, 0});  // an empty range: never
+  } else {
+    auto parsed = ParseSourceTargetPairs(*value);
+    if (!parsed.ok() || parsed->size() != pairs->size()) {
+      return absl::InvalidArgumentError(StrCat(
+          Ref(instr), ": ", kSendRecvValidationKey, "=", *value, " must be \"invalid\" or one ",
+          "{first,last} execution range per source-target pair (", pairs->size(), ")"));
+    }
+    bounds = std::move(*parsed);
+  }
+  const bool cross_partition = instr.attrs_or_default().channel_id.value_or(0) > 0;
+  const int64_t others = cross_partition ? grid.num_replicas : grid.num_partitions;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t o = 0; o < others; ++o) out.insert(out.end(), bounds.begin(), bounds.end());
+  return out;
+}
+
 }  // namespace hlowb

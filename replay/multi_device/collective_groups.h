@@ -104,6 +104,17 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvDevicePairs(
     const Instruction& instr, const DeviceGrid& grid);
 
+// The frontend attribute that makes a send/recv conditional (XLA's pipelined loops).
+inline constexpr std::string_view kSendRecvValidationKey = "_xla_send_recv_validation";
+
+// A send/recv's _xla_send_recv_validation, aligned with SendRecvDevicePairs: for each device
+// pair, the range [first, last] of the instruction's executions (counted from 0 on each
+// device) in which the pair transfers; "invalid" is an empty range for every pair. Empty when
+// the attribute is absent (every execution transfers). InvalidArgument when the ranges do not
+// match the pairs.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvValidationBounds(
+    const Instruction& instr, const DeviceGrid& grid);
+
 }  // namespace hlowb
 
 #endif  // HLOWB_REPLAY_MULTI_DEVICE_COLLECTIVE_GROUPS_H_

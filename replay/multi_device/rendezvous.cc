@@ -122,32 +122,34 @@ class DeviceEndpoint final : public DeviceCollectives {
     }
     const int64_t channel = channel_attr.value_or(0);
     if (op == Opcode::kSend || op == Opcode::kRecv) {
-      const FrontendAttributes* fa = instr.frontend_attributes();
-      if (fa != nullptr) {
-        for (const FrontendAttributes::Entry& e : fa->entries) {
-          if (e.key == "_xla_send_recv_validation") {
-            return absl::UnimplementedError(StrCat(
-                Ref(instr), ": conditional send/recv (_xla_send_recv_validation=", e.value,
-                ") is not modelled by multi-device replay"));
-          }
-        }
-      }
       auto it = send_recv_.find(&instr);
       if (it == send_recv_.end()) {
         absl::StatusOr<Peer> peer = Peer{};
         auto pairs = SendRecvDevicePairs(instr, r_->grid());
+        auto bounds = SendRecvValidationBounds(instr, r_->grid());
         if (!pairs.ok()) {
           peer = pairs.status();
+        } else if (!bounds.ok()) {
+          peer = bounds.status();
         } else {
-          for (const auto& [s, t] : *pairs) {
-            if (op == Opcode::kSend && s == d_) peer->device = t;
-            if (op == Opcode::kRecv && t == d_) peer->device = s;
+          for (size_t i = 0; i < pairs->size(); ++i) {
+            const auto [s, t] = (*pairs)[i];
+            if ((op == Opcode::kSend && s == d_) || (op == Opcode::kRecv && t == d_)) {
+              peer->device = op == Opcode::kSend ? t : s;
+              if (!bounds->empty()) peer->executions = (*bounds)[i];
+            }
           }
         }
         it = send_recv_.emplace(&instr, std::move(peer)).first;
       }
       if (!it->second.ok()) return it->second.status();
-      const std::optional<int64_t> peer = it->second->device;
+      // With _xla_send_recv_validation, only the executions in range transfer; the others
+      // send nothing and receive zeros (XLA leaves the buffer as it was).
+      std::optional<int64_t> peer = it->second->device;
+      if (const auto& range = it->second->executions;
+          range && (occurrence < range->first || occurrence > range->second)) {
+        peer.reset();
+      }
       const Shape& s = instr.shape();
       if (!s.IsTuple() || s.tuple_count() != 3) {
         return absl::InvalidArgumentError(
@@ -694,6 +696,8 @@ class DeviceEndpoint final : public DeviceCollectives {
 
   struct Peer {
     std::optional<int64_t> device;  // send: the target; recv: the source
+    // The executions [first, last] that transfer (_xla_send_recv_validation); unset: all.
+    std::optional<std::pair<int64_t, int64_t>> executions;
   };
   struct Pending {
     const Instruction* start = nullptr;

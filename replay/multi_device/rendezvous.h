@@ -46,9 +46,11 @@
 //                        matching recv; recv-done waits for the source's send and returns its
 //                        value, or zeros on a device no pair targets. A partner that never
 //                        comes is a deadlock like any other.
-// Not modelled: the four-operand (in-place slice) form of collective-permute, ragged
-// offsets with more than one entry per member, and send/recv's conditional validation
-// (_xla_send_recv_validation); they fail with Unimplemented.
+//                        _xla_send_recv_validation limits a pair to a range of the
+//                        instruction's executions; outside it nothing moves and the recv
+//                        gives zeros.
+// Not modelled: the four-operand (in-place slice) form of collective-permute and ragged
+// offsets with more than one entry per member; they fail with Unimplemented.
 #ifndef HLOWB_REPLAY_MULTI_DEVICE_RENDEZVOUS_H_
 #define HLOWB_REPLAY_MULTI_DEVICE_RENDEZVOUS_H_
 

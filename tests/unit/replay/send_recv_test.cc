@@ -340,18 +340,20 @@ ENTRY e {
   EXPECT_TRUE(Contains(std::string(r.status.message()), "%s (send)")) << r.status;
   EXPECT_TRUE(Contains(std::string(r.status.message()), "_xla_send_recv_source_target_pairs"))
       << r.status;
-  // Conditional validation is not modelled: Unimplemented, not a silent guess.
+  // Validation ranges that do not match the pairs.
   r = RunOnDevices(R"(HloModule m
 ENTRY e {
   p = f32[2] parameter(0)
   t = token[] after-all()
-  s = (f32[2], u32[], token[]) send(p, t), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="invalid"}
+  s = (f32[2], u32[], token[]) send(p, t), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="{{0,1},{2,3}}"}
   ROOT sd = token[] send-done(s), channel_id=1
 }
 )", 1, 2, 2);
   ASSERT_FALSE(r.status.ok());
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kUnimplemented) << r.status;
-  EXPECT_TRUE(Contains(std::string(r.status.message()), "_xla_send_recv_validation"));
+  EXPECT_TRUE(Contains(std::string(r.status.message()), "%s (send)")) << r.status;
+  EXPECT_TRUE(Contains(std::string(r.status.message()), "one {first,last} execution range per "
+                                                        "source-target pair (1)"))
+      << r.status;
   // On one device, a device-to-device send says what to do.
   auto m = Parse(OneTransfer("{{0,1}}"));
   ASSERT_NE(m, nullptr);
@@ -366,6 +368,69 @@ ENTRY e {
   ASSERT_TRUE(two.ok()) << two.status();
   ASSERT_EQ(two->iterations[0].devices.size(), 2u);
   EXPECT_TRUE(two->iterations[0].devices[1].result == two->iterations[0].devices[0].arguments[0]);
+}
+
+// Three loop iterations; device 0 sends p + 10 to device 1, which sums what it receives.
+std::string ValidatedLoop(const std::string& validation) {
+  const std::string attrs = StrCat(
+      "frontend_attributes={_xla_send_recv_source_target_pairs=\"{{0,1}}\"",
+      validation.empty() ? "" : StrCat(",_xla_send_recv_validation=\"", validation, "\""), "}");
+  return StrCat(R"(HloModule m
+cond {
+  s = (s32[], f32[2], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[2], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[2] get-tuple-element(s), index=1
+  acc = f32[2] get-tuple-element(s), index=2
+  t = token[] after-all()
+  r = (f32[2], u32[], token[]) recv(t), channel_id=1, )", attrs, R"(
+  snd = (f32[2], u32[], token[]) send(v, t), channel_id=1, )", attrs, R"(
+  rd = (f32[2], token[]) recv-done(r), channel_id=1
+  sd = token[] send-done(snd), channel_id=1
+  got = f32[2] get-tuple-element(rd), index=0
+  acc2 = f32[2] add(acc, got)
+  k = s32[] constant(1)
+  i2 = s32[] add(i, k)
+  ROOT out = (s32[], f32[2], f32[2]) tuple(i2, v, acc2)
+}
+ENTRY e {
+  p = f32[2] parameter(0)
+  ten = f32[] constant(10)
+  tens = f32[2] broadcast(ten), dimensions={}
+  v = f32[2] add(p, tens)
+  z = s32[] constant(0)
+  zf = f32[] constant(0)
+  acc = f32[2] broadcast(zf), dimensions={}
+  init = (s32[], f32[2], f32[2]) tuple(z, v, acc)
+  w = (s32[], f32[2], f32[2]) while(init), condition=cond, body=body
+  ROOT res = f32[2] get-tuple-element(w), index=2
+}
+)");
+}
+
+TEST(SendRecv, ValidationLimitsTransfersToARangeOfExecutions) {
+  // Every execution transfers: 3 x {10, 11}.
+  DevicesRun all = RunOnDevices(ValidatedLoop(""), 1, 2, 2);
+  ASSERT_TRUE(all.status.ok()) << all.status;
+  EXPECT_EQ(Floats(all.results[1]), (std::vector<float>{30, 33}));
+  EXPECT_EQ(Floats(all.results[0]), (std::vector<float>{0, 0}));
+  // Executions 1 and 2 only.
+  DevicesRun some = RunOnDevices(ValidatedLoop("{{1,2}}"), 1, 2, 2);
+  ASSERT_TRUE(some.status.ok()) << some.status;
+  EXPECT_EQ(Floats(some.results[1]), (std::vector<float>{20, 22}));
+  // Execution 0 only.
+  DevicesRun first = RunOnDevices(ValidatedLoop("{{0,0}}"), 1, 2, 2);
+  ASSERT_TRUE(first.status.ok()) << first.status;
+  EXPECT_EQ(Floats(first.results[1]), (std::vector<float>{10, 11}));
+  // Never: nothing moves, nothing waits.
+  DevicesRun none = RunOnDevices(ValidatedLoop("invalid"), 1, 2, 2);
+  ASSERT_TRUE(none.status.ok()) << none.status;
+  EXPECT_EQ(Floats(none.results[1]), (std::vector<float>{0, 0}));
 }
 
 // infeed and a host recv take host data; outfeed and a host send give it away.
