@@ -10,6 +10,7 @@
 #include "core/analysis/verifier.h"
 #include "core/support/strings.h"
 #include "replay/data/fake_data.h"
+#include "replay/data/host_transfers.h"
 #include "replay/evaluator/evaluator.h"
 #include "replay/multi_device/device_arguments.h"
 #include "replay/multi_device/multi_device_replay.h"
@@ -26,6 +27,24 @@ bool IsInterpreter(const std::string& p) { return p == "interpreter" || p == "re
 Literal Clone(const Literal& l) { return l; }
 
 }  // namespace
+
+std::string_view HostTransferModeName(HostTransferMode mode) {
+  switch (mode) {
+    case HostTransferMode::kError: return "error";
+    case HostTransferMode::kZeros: return "zeros";
+    case HostTransferMode::kFake: return "fake";
+  }
+  return "error";
+}
+
+absl::StatusOr<HostTransferMode> ParseHostTransferMode(std::string_view text) {
+  for (HostTransferMode m :
+       {HostTransferMode::kError, HostTransferMode::kZeros, HostTransferMode::kFake}) {
+    if (text == HostTransferModeName(m)) return m;
+  }
+  return absl::InvalidArgumentError(
+      StrCat("--host_transfers must be error, zeros or fake, not '", text, "'"));
+}
 
 absl::Status CheckPlatform(const std::string& platform) {
   if (IsInterpreter(platform)) return absl::OkStatus();
@@ -156,12 +175,8 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   const int runs_per_iteration = options_.reference_platform.empty() ? 1 : 2;
   const int64_t total_runs = int64_t{options_.iterations} * runs_per_iteration;
   FakeDataEngine engine(options_.seed);
-  if (options_.host_transfers != "error" && options_.host_transfers != "zeros" &&
-      options_.host_transfers != "fake") {
-    return absl::InvalidArgumentError(StrCat("--host_transfers must be error, zeros or fake, not '",
-                                             options_.host_transfers, "'"));
-  }
-  std::set<std::string> host_fed, host_dropped;  // instruction names, for the report
+  HostTransferFeeder host_feeder(options_.host_transfers == HostTransferMode::kFake,
+                                 options_.seed, options_.use_large_float_range);
 
   auto evaluate = [&](const std::vector<Literal>& args, int iteration, bool reference,
                       int64_t run_number, double* seconds) -> absl::StatusOr<Literal> {
@@ -170,22 +185,9 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     eo.cancel = cancel;
     eo.seed = options_.seed;
     eo.custom_call = options_.custom_call;
-    if (options_.host_transfers != "error") {
-      // Every run draws the same host data: a fresh engine per run, seeded alike.
-      auto host_engine = std::make_shared<FakeDataEngine>(options_.seed ^ 0x486f7374u);
-      eo.host_transfer = [this, host_engine, &host_fed, &host_dropped](
-                             const Instruction& instr,
-                             const Literal* sent) -> absl::StatusOr<Literal> {
-        if (sent != nullptr) {
-          host_dropped.insert(instr.name());
-          return Literal();
-        }
-        host_fed.insert(instr.name());
-        const Shape& data = instr.shape().tuple_shape(0);
-        if (options_.host_transfers == "zeros") return Literal(data);
-        return MakeFakeLiteral(data, host_engine.get(), FakeValueConstraint{},
-                               options_.use_large_float_range);
-      };
+    if (options_.host_transfers != HostTransferMode::kError) {
+      // Every run draws the same host data: a fresh stream per run, seeded alike.
+      eo.host_transfer = host_feeder.ForDevice(0);
     }
     if (progress) {
       std::string what = StrCat(reference ? "reference " : "", "iteration ", iteration + 1);
@@ -289,14 +291,7 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     }
     report.iterations.push_back(std::move(it));
   }
-  if (!host_fed.empty()) {
-    report.warnings.push_back(StrCat("host transfers fed with ", options_.host_transfers, ": ",
-                                     absl::StrJoin(host_fed, ", ")));
-  }
-  if (!host_dropped.empty()) {
-    report.warnings.push_back(
-        StrCat("values sent to the host were dropped: ", absl::StrJoin(host_dropped, ", ")));
-  }
+  for (std::string& w : host_feeder.Warnings(nullptr)) report.warnings.push_back(std::move(w));
   return report;
 }
 

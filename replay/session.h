@@ -26,6 +26,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -50,6 +51,16 @@ struct InstructionProfile {
   const Literal* value = nullptr;  // the result; valid only during the callback
 };
 
+// --host_transfers: what the host sends to infeed and host recvs. kError stops at the first
+// such instruction, naming it; kZeros sends zeros; kFake sends seeded fake data (on several
+// devices each device draws its own stream, seeded from the seed and the device, so runs
+// repeat and devices differ).
+enum class HostTransferMode : uint8_t { kError, kZeros, kFake };
+// "error", "zeros", "fake".
+std::string_view HostTransferModeName(HostTransferMode mode);
+// Parses a --host_transfers value; InvalidArgument naming the flag and the accepted words.
+absl::StatusOr<HostTransferMode> ParseHostTransferMode(std::string_view text);
+
 struct ReplayOptions {
   std::string platform = "interpreter";
   std::string reference_platform;  // empty: no reference run
@@ -72,11 +83,10 @@ struct ReplayOptions {
   // device on several devices.
   std::string hlo_argument_mode;
   double collective_timeout_seconds = 600;
-  // What the host sends to infeed and to host recvs: "error" (stop, naming the instruction),
-  // "zeros", or "fake" (seeded fake data). Values for outfeed and host sends are dropped. The
-  // report's warnings say which instructions were fed. One device only (a multi-device run
-  // with zeros or fake stops with Unimplemented).
-  std::string host_transfers = "error";
+  // What the host sends to infeed and to host recvs (see HostTransferMode). Values for outfeed
+  // and host sends are dropped. The report's warnings say which instructions were fed, per
+  // device on several devices.
+  HostTransferMode host_transfers = HostTransferMode::kError;
   // Statistics of every instruction's result cost a pass over it; only when set.
   std::function<void(const InstructionProfile&)> on_instruction;
   // Computes custom-call instructions (see plugins/api/custom_call_registry.h); unset: a custom

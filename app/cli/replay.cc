@@ -46,7 +46,8 @@ constexpr char kUsage[] =
     "      program with before_optimizations' arguments; the first pass that diverges\n"
     "  --custom_call_fallback=error|zeros|snapshot  custom calls without a handler\n"
     "  --host_transfers=error|zeros|fake  what the host sends to infeed and host recvs\n"
-    "      (outfeed and host sends are dropped; the report names the instructions)\n";
+    "      (outfeed and host sends are dropped; the report names the instructions, per\n"
+    "      device on several; fake data is seeded per device)\n";
 
 std::string Ms(double seconds) {
   char buf[32];
@@ -215,10 +216,10 @@ int RunReplay(const std::vector<std::string>& argv_in) {
       return usage_error(StrCat("--", name, " must be a positive integer"));
     }
   }
-  options.host_transfers = args.Get("host_transfers", "error");
-  if (options.host_transfers != "error" && options.host_transfers != "zeros" &&
-      options.host_transfers != "fake") {
-    return usage_error("--host_transfers must be error, zeros or fake");
+  if (auto mode = ParseHostTransferMode(args.Get("host_transfers", "error")); mode.ok()) {
+    options.host_transfers = *mode;
+  } else {
+    return usage_error(std::string(mode.status().message()));
   }
   options.hlo_argument_mode = args.Get("hlo_argument_mode", "");
   if (!options.hlo_argument_mode.empty()) {

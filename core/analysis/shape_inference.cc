@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir/computation.h"
+#include "core/ir/dot_sparsity.h"
 #include "core/ir/module.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
@@ -1610,19 +1611,52 @@ absl::StatusOr<Shape> Inferrer::DotLike(const Shape& lhs, const Shape& rhs,
 }
 
 absl::StatusOr<Shape> Inferrer::Dot() {
-  // Older XLA appends up to two sparsity-metadata operands.
-  if (!attrs().sparsity.empty()) {
-    SI_RETURN_IF_ERROR(ExpectAtLeast(2));
-    if (count() > 4) return Invalid(StrCat("sparse dot takes 2 to 4 operands but has ", count()));
-  } else {
-    SI_RETURN_IF_ERROR(ExpectCount(2));
-  }
-  SI_RETURN_IF_ERROR(ExpectArray(0));
-  SI_RETURN_IF_ERROR(ExpectArray(1));
   const DotDimensionNumbers none;
   const DotDimensionNumbers& d =
       attrs().dot_dimension_numbers ? *attrs().dot_dimension_numbers : none;
-  return DotLike(operand(0), operand(1), d, -1);
+  if (attrs().sparsity.empty()) {
+    SI_RETURN_IF_ERROR(ExpectCount(2));
+    SI_RETURN_IF_ERROR(ExpectArray(0));
+    SI_RETURN_IF_ERROR(ExpectArray(1));
+    return DotLike(operand(0), operand(1), d, -1);
+  }
+  // Older XLA's structured sparsity: one u16 metadata operand per descriptor follows lhs and
+  // rhs; a sparse operand's sparse dimension holds N/M of the dense size.
+  auto descriptors = ParseDotSparsity(attrs().sparsity);
+  if (!descriptors.ok()) return Invalid(std::string(descriptors.status().message()));
+  SI_RETURN_IF_ERROR(ExpectCount(2 + static_cast<int>(descriptors->size())));
+  for (int i = 0; i < count(); ++i) SI_RETURN_IF_ERROR(ExpectArray(i));
+  Shape dense[2] = {operand(0), operand(1)};
+  for (size_t i = 0; i < descriptors->size(); ++i) {
+    const DotSparsity& sp = (*descriptors)[i];
+    const Shape& sparse = operand(sp.operand);
+    const char* side = sp.operand == 0 ? "lhs" : "rhs";
+    const std::vector<int64_t>& contracting =
+        sp.operand == 0 ? d.lhs_contracting_dimensions : d.rhs_contracting_dimensions;
+    if (sp.dimension < 0 || sp.dimension >= sparse.rank() ||
+        !Contains(contracting, sp.dimension)) {
+      return Invalid(StrCat("sparsity ", sp.ToString(), " of ", op_, " names ", side,
+                            " dimension ", sp.dimension, ", which is not a contracting "
+                            "dimension of ", Str(sparse)));
+    }
+    const int64_t compressed = sparse.dimension(static_cast<int>(sp.dimension));
+    auto dense_size = DenseSparseDimension(sp, compressed);
+    if (!dense_size.ok()) {
+      return Invalid(StrCat(side, " of ", op_, ": ", dense_size.status().message()));
+    }
+    std::vector<int64_t> dims = sparse.dimensions();
+    dims[sp.dimension] = *dense_size;
+    dense[sp.operand] = MakeArray(sparse.element_type(), dims, DynamicFlags(sparse));
+    const Shape& meta = operand(2 + static_cast<int>(i));
+    std::vector<int64_t> meta_dims = sparse.dimensions();
+    meta_dims[sp.dimension] = MetadataDimension(sp, compressed);
+    if (meta.element_type() != PT::kU16 || meta.dimensions() != meta_dims) {
+      return Invalid(StrCat("operand ", 2 + i, " of ", op_, " holds the ", sp.ToString(),
+                            " sparsity metadata of ", side, " ", Str(sparse), " and must be ",
+                            Str(Shape::Array(PT::kU16, meta_dims)), ", got ", Str(meta)));
+    }
+  }
+  return DotLike(dense[0], dense[1], d, -1);
 }
 
 absl::StatusOr<Shape> Inferrer::ScaledDot() {

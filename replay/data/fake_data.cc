@@ -94,8 +94,15 @@ struct ConstraintBuilder {
   FakeValueConstraint::Constant constant = FakeValueConstraint::Constant::kRandom;
   bool no_duplicates = false;
   bool sorted = false;
+  std::optional<DotSparsity> sparsity_metadata;
   std::vector<std::string> reasons;
 
+  // How many kinds of constraint were imposed (more than one cannot be met together).
+  int Kinds() const {
+    return (no_duplicates ? 1 : 0) +
+           (index_bound != std::numeric_limits<int64_t>::max() ? 1 : 0) +
+           (needs_constant ? 1 : 0) + (sparsity_metadata ? 1 : 0);
+  }
   void Bound(int64_t b) { index_bound = std::min(index_bound, std::max<int64_t>(b, 0)); }
 };
 
@@ -152,6 +159,17 @@ bool ApplyUse(const Use& use, bool formatting_only, ConstraintBuilder* b) {
       }
       b->sorted |= u.attrs_or_default().indices_are_sorted;
       reason("scatter indices");
+      return true;
+    }
+    case Opcode::kDot: {
+      // Metadata of a sparse dot: its words must hold valid positions. Reshapes and
+      // transposes move whole words, so the constraint holds through them too.
+      const std::string& text = u.attrs_or_default().sparsity;
+      if (k < 2 || text.empty()) return false;
+      auto descriptors = ParseDotSparsity(text);
+      if (!descriptors.ok() || k - 2 >= static_cast<int>(descriptors->size())) return false;
+      b->sparsity_metadata = (*descriptors)[k - 2];
+      reason("sparse dot metadata");
       return true;
     }
     default:
@@ -371,6 +389,27 @@ void FillArray(Literal* l, FakeDataEngine* e, const FakeValueConstraint& c, bool
     }
     return;
   }
+  if (c.sparsity_metadata && type == PrimitiveType::kU16) {
+    // Each group: N distinct positions of M, in order.
+    const DotSparsity& sp = *c.sparsity_metadata;
+    const int64_t bits = sp.BitsPerIndex();
+    std::vector<int64_t> positions(static_cast<size_t>(sp.m));
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t word = 0;
+      for (int64_t g = 0; g < sp.GroupsPerWord(); ++g) {
+        for (int64_t p = 0; p < sp.m; ++p) positions[p] = p;
+        for (int64_t p = sp.m - 1; p > 0; --p) {
+          std::swap(positions[p], positions[e->UniformInt(0, p)]);
+        }
+        std::sort(positions.begin(), positions.begin() + sp.n);
+        for (int64_t t = 0; t < sp.n; ++t) {
+          word |= static_cast<uint64_t>(positions[t]) << ((g * sp.n + t) * bits);
+        }
+      }
+      l->SetBits(i, word);
+    }
+    return;
+  }
   if (type == PrimitiveType::kPred) {
     for (int64_t i = 0; i < n; ++i) l->SetBits(i, e->Next() >> 63);
     return;
@@ -455,9 +494,7 @@ absl::StatusOr<Literal> MakeConstrained(const Module& module, const UseGraph& gr
   ConstraintBuilder b;
   Collect(graph, &def, index, &b);
   FakeValueConstraint c;
-  int count = (b.no_duplicates ? 1 : 0) +
-              (b.index_bound != std::numeric_limits<int64_t>::max() ? 1 : 0) +
-              (b.needs_constant ? 1 : 0);
+  int count = b.Kinds();
   if (count > 1) {
     std::string uses;
     for (const std::string& r : b.reasons) StrAppend(&uses, uses.empty() ? "" : ", ", r);
@@ -468,6 +505,7 @@ absl::StatusOr<Literal> MakeConstrained(const Module& module, const UseGraph& gr
   c.sorted = b.sorted;
   c.no_duplicates = b.no_duplicates;
   if (b.needs_constant) c.constant = b.constant;
+  c.sparsity_metadata = b.sparsity_metadata;
   c.reasons = std::move(b.reasons);
   return MakeFakeLiteral(shape, engine, c, large);
 }
@@ -489,9 +527,7 @@ absl::StatusOr<FakeValueConstraint> FindValueConstraint(const Module& module,
   UseGraph graph(module);
   ConstraintBuilder b;
   Collect(graph, &def, index, &b);
-  int count = (b.no_duplicates ? 1 : 0) +
-              (b.index_bound != std::numeric_limits<int64_t>::max() ? 1 : 0) +
-              (b.needs_constant ? 1 : 0);
+  int count = b.Kinds();
   if (count > 1) {
     return absl::UnimplementedError(StrCat("conflicting fake-data constraints on ", def.name()));
   }
@@ -500,6 +536,7 @@ absl::StatusOr<FakeValueConstraint> FindValueConstraint(const Module& module,
   c.sorted = b.sorted;
   c.no_duplicates = b.no_duplicates;
   if (b.needs_constant) c.constant = b.constant;
+  c.sparsity_metadata = b.sparsity_metadata;
   c.reasons = std::move(b.reasons);
   return c;
 }

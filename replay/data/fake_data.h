@@ -38,6 +38,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/ir/dot_sparsity.h"
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
 
@@ -62,6 +63,9 @@ struct FakeValueConstraint {
   bool sorted = false;
   bool no_duplicates = false;
   enum class Constant { kNone, kZero, kOne, kRandom } constant = Constant::kNone;
+  // Sparsity metadata of a sparse dot (u16): every word holds valid in-group positions (N
+  // distinct ones per group of M), so the dot can decompress its operand.
+  std::optional<DotSparsity> sparsity_metadata;
   // The uses that imposed the constraints, "gather.3 (operand 1)", for messages and tests.
   std::vector<std::string> reasons;
 };

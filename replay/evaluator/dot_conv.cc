@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <memory>
 
+#include "absl/strings/str_join.h"
+#include "core/ir/dot_sparsity.h"
+#include "core/text/printer.h"
 #include "replay/evaluator/collective_kernels.h"
 #include "replay/evaluator/eval_internal.h"
 #include "replay/evaluator/semantics.h"
@@ -196,6 +199,107 @@ absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, co
   const auto& dn = instr.attrs_or_default().dot_dimension_numbers;
   return DotGeneral(instr, dn.value_or(DotDimensionNumbers()), instr.shape().element_type(), lhs,
                     rhs);
+}
+
+namespace {
+
+// The dense form of a compressed sparse dot operand: every kept element at the position its
+// metadata gives, zeros elsewhere. Errors name `instr`: a metadata shape that does not fit, or
+// two kept elements of one group at the same position.
+absl::StatusOr<Literal> DecompressSparseOperand(const Instruction& instr, const DotSparsity& sp,
+                                                const Literal& sparse, const Literal& meta) {
+  const Shape& ss = sparse.shape();
+  const std::string what = StrCat(sp.operand == 0 ? "lhs" : "rhs", " sparsity ", sp.ToString());
+  if (!ss.IsArray() || sp.dimension < 0 || sp.dimension >= ss.rank()) {
+    return Invalid(instr, StrCat(what, ": dimension ", sp.dimension, " is out of range for ",
+                                 PrintShape(ss, false)));
+  }
+  const int dim = static_cast<int>(sp.dimension);
+  const int64_t compressed = ss.dimension(dim);
+  auto dense_size = DenseSparseDimension(sp, compressed);
+  if (!dense_size.ok()) {
+    return Invalid(instr, StrCat(what, ": ", dense_size.status().message()));
+  }
+  std::vector<int64_t> meta_dims = ss.dimensions();
+  meta_dims[dim] = MetadataDimension(sp, compressed);
+  if (!meta.shape().IsArray() || meta.shape().element_type() != PrimitiveType::kU16 ||
+      meta.shape().dimensions() != meta_dims) {
+    return Invalid(instr, StrCat(what, ": the metadata must be ",
+                                 PrintShape(Shape::Array(PrimitiveType::kU16, meta_dims), false),
+                                 " for ", PrintShape(ss, false), ", got ",
+                                 PrintShape(meta.shape(), false)));
+  }
+  std::vector<int64_t> dense_dims = ss.dimensions();
+  dense_dims[dim] = *dense_size;
+  Literal out(Shape::Array(ss.element_type(), dense_dims));  // zero bits: 0 in every type
+  // Row-major: element (outer, c, inner) with `inner` running over the dimensions after `dim`.
+  int64_t inner = 1;
+  for (int k = dim + 1; k < ss.rank(); ++k) inner *= ss.dimension(k);
+  const int64_t outer = compressed == 0 || inner == 0 ? 0 : sparse.element_count() / (compressed * inner);
+  const int64_t words = meta_dims[dim];
+  const int64_t per_word = sp.KeptPerWord();
+  const int64_t bits = sp.BitsPerIndex();
+  const uint16_t* pm = meta.data_as<uint16_t>();
+  std::vector<bool> taken(static_cast<size_t>(out.element_count()), false);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < compressed; ++c) {
+      const int64_t w = c / per_word;
+      const int64_t j = c % per_word;
+      const int64_t group = c / sp.n;
+      for (int64_t in = 0; in < inner; ++in) {
+        const uint16_t word = pm[(o * words + w) * inner + in];
+        const int64_t pos = (word >> (j * bits)) & (sp.m - 1);
+        const int64_t k = group * sp.m + pos;
+        const int64_t di = (o * *dense_size + k) * inner + in;
+        if (taken[di]) {
+          // Report the index of the sparse operand whose slot collides.
+          std::vector<int64_t> idx(ss.rank(), 0);
+          int64_t lin = (o * compressed + c) * inner + in;
+          for (int q = ss.rank() - 1; q >= 0; --q) {
+            idx[q] = lin % ss.dimension(q);
+            lin /= ss.dimension(q);
+          }
+          return Invalid(instr, StrCat(what, ": the metadata puts two kept elements of one group "
+                                       "at position ", pos, " (the second is element {",
+                                       absl::StrJoin(idx, ","), "} of the sparse operand; "
+                                       "metadata word ", word, ")"));
+        }
+        taken[di] = true;
+        CopyElement(sparse, (o * compressed + c) * inner + in, &out, di);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalSparseDot(const Instruction& instr, const Operands& ops) {
+  auto descriptors = ParseDotSparsity(instr.attrs_or_default().sparsity);
+  if (!descriptors.ok()) return Invalid(instr, std::string(descriptors.status().message()));
+  if (ops.size() != 2 + descriptors->size()) {
+    return Invalid(instr, StrCat("sparsity ", instr.attrs_or_default().sparsity, " needs ",
+                                 2 + descriptors->size(), " operands (lhs, rhs and one "
+                                 "metadata operand per sparse operand), got ", ops.size()));
+  }
+  const DotDimensionNumbers d =
+      instr.attrs_or_default().dot_dimension_numbers.value_or(DotDimensionNumbers());
+  Literal dense[2];
+  const Literal* operands[2] = {ops[0], ops[1]};
+  for (size_t i = 0; i < descriptors->size(); ++i) {
+    const DotSparsity& sp = (*descriptors)[i];
+    const std::vector<int64_t>& contracting =
+        sp.operand == 0 ? d.lhs_contracting_dimensions : d.rhs_contracting_dimensions;
+    if (std::find(contracting.begin(), contracting.end(), sp.dimension) == contracting.end()) {
+      return Invalid(instr, StrCat("sparsity ", sp.ToString(), " names a dimension that is not "
+                                   "contracting"));
+    }
+    auto decompressed = DecompressSparseOperand(instr, sp, *ops[sp.operand], *ops[2 + i]);
+    if (!decompressed.ok()) return decompressed.status();
+    dense[sp.operand] = std::move(*decompressed);
+    operands[sp.operand] = &dense[sp.operand];
+  }
+  return DotGeneral(instr, d, instr.shape().element_type(), *operands[0], *operands[1]);
 }
 
 absl::StatusOr<Literal> EvalRaggedDot(const Instruction& instr, const Literal& lhs,

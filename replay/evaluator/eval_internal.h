@@ -245,6 +245,10 @@ absl::StatusOr<Literal> EvalSelectAndScatter(Evaluator& ev, const Instruction& i
                                              const Operands& ops);
 
 absl::StatusOr<Literal> EvalDot(const Instruction& instr, const Literal& lhs, const Literal& rhs);
+// dot with older XLA's structured N:M sparsity (`sparsity=`, metadata operands after lhs and
+// rhs): each sparse operand is decompressed into its dense form (zeros where nothing is kept),
+// then the plain dot. See core/ir/dot_sparsity.h for the storage.
+absl::StatusOr<Literal> EvalSparseDot(const Instruction& instr, const Operands& ops);
 // ragged-dot: groups of lhs's ragged dimension (sizes from `group_sizes`, rank 1) multiply
 // rhs's group (ragged non-contracting dimension), contract separately (ragged contracting
 // dimension: one result per group, stacked in front), or batch as usual.

@@ -194,8 +194,9 @@ absl::StatusOr<Literal> Evaluator::EvalHostTransfer(const Instruction& instr,
   const bool host = op == Opcode::kInfeed || op == Opcode::kOutfeed ||
                     instr.attrs_or_default().is_host_transfer;
   if (!host) {
-    return Unimplemented(instr, StrCat(OpcodeName(op), " between devices (only host transfers, "
-                                       "is_host_transfer=true, are replayed)"));
+    if (options_.collectives != nullptr) return options_.collectives->RunSendRecv(instr, ops);
+    return Unimplemented(instr, StrCat(OpcodeName(op), " between devices needs a multi-device "
+                                       "run (set --num_partitions or --num_replicas)"));
   }
   if (op == Opcode::kSendDone) return Literal(Shape::Token());
   if (op == Opcode::kRecvDone) {
@@ -346,7 +347,9 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
     case Opcode::kReduceWindow: return EvalReduceWindow(*this, instr, ops);
     case Opcode::kSelectAndScatter: return EvalSelectAndScatter(*this, instr, ops);
     case Opcode::kDot:
-      if (ops.size() != 2) return Unimplemented(instr, "sparse dot (sparsity metadata operands)");
+      if (!instr.attrs_or_default().sparsity.empty()) return EvalSparseDot(instr, ops);
+      if (ops.size() != 2) return Invalid(instr, "dot takes lhs and rhs (metadata operands only "
+                                                 "come with sparsity=)");
       return EvalDot(instr, *ops[0], *ops[1]);
     case Opcode::kRaggedDot:
       if (ops.size() != 3) return Invalid(instr, "ragged-dot takes lhs, rhs and group sizes");

@@ -47,6 +47,12 @@ class DeviceCollectives {
   virtual absl::StatusOr<Literal> RunCollective(const Instruction& instr,
                                                 const std::vector<const Literal*>& operands,
                                                 const ComputationCaller& call) = 0;
+  // Device-to-device send, recv, send-done and recv-done (is_host_transfer=false) with this
+  // device's operand values; returns this device's result. send hands its operand to its
+  // target, recv-done returns the value its source sent (zeros when no pair targets this
+  // device); see replay/multi_device/rendezvous.h.
+  virtual absl::StatusOr<Literal> RunSendRecv(const Instruction& instr,
+                                              const std::vector<const Literal*>& operands) = 0;
   // The devices of this device's replica, indexed by partition id (this device among them).
   virtual std::vector<int64_t> ReplicaDevices() const = 0;
   // This device's index in the run, as ReplicaDevices() and ExchangeValues() name devices.
@@ -82,7 +88,8 @@ struct EvaluatorOptions {
   // Host transfers: infeed and recv with is_host_transfer=true ask it for their data (`sent`
   // is null; return a literal of the data shape); outfeed and host sends hand it their value
   // (`sent` is set; the returned literal is ignored). Unset: these ops stop with Unimplemented
-  // naming the instruction. Device-to-device send/recv is not modelled.
+  // naming the instruction. Device-to-device send/recv (is_host_transfer=false) goes to
+  // `collectives` instead; without it, it stops with Unimplemented.
   std::function<absl::StatusOr<Literal>(const Instruction&, const Literal* sent)> host_transfer;
   // Multi-device runs: this device's ids and collectives. Null: a single device.
   DeviceCollectives* collectives = nullptr;

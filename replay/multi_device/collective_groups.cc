@@ -192,29 +192,34 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveDeviceGroups(const I
   return out;
 }
 
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermuteDevicePairs(
-    const Instruction& instr, const DeviceGrid& grid) {
-  auto mode = GetCollectiveGroupMode(instr);
-  if (!mode.ok()) return mode.status();
-  const bool cross_partition = *mode == CollectiveGroupMode::kCrossPartition;
+namespace {
+
+// Pairs of ids (replica ids, or partition ids when `cross_partition`) as device pairs, applied
+// in every partition (or replica). `what` names the pairs in errors.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> IdPairsToDevices(
+    const Instruction& instr, const std::vector<std::pair<int64_t, int64_t>>& pairs,
+    bool cross_partition, const DeviceGrid& grid, bool unique_sources) {
   const int64_t limit = cross_partition ? grid.num_partitions : grid.num_replicas;
-  std::set<int64_t> targets;
+  const char* id_kind = cross_partition ? "partition" : "replica";
+  std::set<int64_t> targets, sources;
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (const auto& [s, t] : instr.attrs_or_default().source_target_pairs) {
+  for (const auto& [s, t] : pairs) {
     if (s < 0 || s >= limit || t < 0 || t >= limit) {
-      return absl::InvalidArgumentError(
-          StrCat(Ref(instr), " pairs {", s, ",", t, "} name a ",
-                 cross_partition ? "partition" : "replica", " id outside 0..", limit - 1));
+      return absl::InvalidArgumentError(StrCat(Ref(instr), " pairs {", s, ",", t, "} name a ",
+                                               id_kind, " id outside 0..", limit - 1));
     }
     if (!targets.insert(t).second) {
       return absl::InvalidArgumentError(
-          StrCat(Ref(instr), " sends to ", cross_partition ? "partition " : "replica ", t,
-                 " more than once"));
+          StrCat(Ref(instr), " sends to ", id_kind, " ", t, " more than once"));
+    }
+    if (unique_sources && !sources.insert(s).second) {
+      return absl::InvalidArgumentError(
+          StrCat(Ref(instr), " sends from ", id_kind, " ", s, " more than once"));
     }
   }
   const int64_t others = cross_partition ? grid.num_replicas : grid.num_partitions;
   for (int64_t o = 0; o < others; ++o) {
-    for (const auto& [s, t] : instr.attrs_or_default().source_target_pairs) {
+    for (const auto& [s, t] : pairs) {
       if (cross_partition) {
         out.emplace_back(grid.Device(o, s), grid.Device(o, t));
       } else {
@@ -222,6 +227,112 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermuteDevicePairs(
       }
     }
   }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermuteDevicePairs(
+    const Instruction& instr, const DeviceGrid& grid) {
+  auto mode = GetCollectiveGroupMode(instr);
+  if (!mode.ok()) return mode.status();
+  return IdPairsToDevices(instr, instr.attrs_or_default().source_target_pairs,
+                          *mode == CollectiveGroupMode::kCrossPartition, grid,
+                          /*unique_sources=*/false);
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
+    std::string_view text) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  std::string t;
+  for (char c : text) {
+    if (c != ' ' && c != '\t' && c != '\n') t += c;
+  }
+  auto bad = [&] {
+    return absl::InvalidArgumentError(
+        StrCat("source-target pairs '", text, "' are not of the form {{0,1},{1,2}}"));
+  };
+  if (t.size() < 2 || t.front() != '{' || t.back() != '}') return bad();
+  size_t i = 1;
+  const size_t end = t.size() - 1;
+  auto number = [&](int64_t* v) {
+    size_t start = i;
+    while (i < end && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == start || i - start > 12) return false;
+    *v = std::stoll(t.substr(start, i - start));
+    return true;
+  };
+  while (i < end) {
+    int64_t s = 0, d = 0;
+    if (t[i++] != '{' || !number(&s) || i >= end || t[i++] != ',' || !number(&d) || i >= end ||
+        t[i++] != '}') {
+      return bad();
+    }
+    pairs.emplace_back(s, d);
+    if (i < end && t[i++] != ',') return bad();
+    if (i == end && t[i - 1] == ',') return bad();
+  }
+  return pairs;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvDevicePairs(
+    const Instruction& instr, const DeviceGrid& grid) {
+  const FrontendAttributes* fa = instr.frontend_attributes();
+  const std::string* value = nullptr;
+  if (fa != nullptr) {
+    for (const FrontendAttributes::Entry& e : fa->entries) {
+      if (e.key == kSendRecvSourceTargetPairsKey) value = &e.value;
+    }
+  }
+  if (value == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat(Ref(instr), " between devices needs the frontend attribute ",
+               kSendRecvSourceTargetPairsKey, "={{source,target},...}"));
+  }
+  auto pairs = ParseSourceTargetPairs(*value);
+  if (!pairs.ok()) {
+    return absl::InvalidArgumentError(StrCat(Ref(instr), ": ", pairs.status().message()));
+  }
+  const bool cross_partition = instr.attrs_or_default().channel_id.value_or(0) > 0;
+  return IdPairsToDevices(instr, *pairs, cross_partition, grid, /*unique_sources=*/true);
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvValidationBounds(
+    const Instruction& instr, const DeviceGrid& grid) {
+  const FrontendAttributes* fa = instr.frontend_attributes();
+  const std::string* value = nullptr;
+  const std::string* pairs_value = nullptr;
+  if (fa != nullptr) {
+    for (const FrontendAttributes::Entry& e : fa->entries) {
+      if (e.key == kSendRecvValidationKey) value = &e.value;
+      if (e.key == kSendRecvSourceTargetPairsKey) pairs_value = &e.value;
+    }
+  }
+  if (value == nullptr) return std::vector<std::pair<int64_t, int64_t>>{};
+  if (pairs_value == nullptr) {
+    return absl::InvalidArgumentError(StrCat(Ref(instr), " has ", kSendRecvValidationKey,
+                                             " but no ", kSendRecvSourceTargetPairsKey));
+  }
+  auto pairs = ParseSourceTargetPairs(*pairs_value);
+  if (!pairs.ok()) {
+    return absl::InvalidArgumentError(StrCat(Ref(instr), ": ", pairs.status().message()));
+  }
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+  if (*value == "invalid") {
+    bounds.assign(pairs->size(), {1, 0});  // an empty range: never
+  } else {
+    auto parsed = ParseSourceTargetPairs(*value);
+    if (!parsed.ok() || parsed->size() != pairs->size()) {
+      return absl::InvalidArgumentError(StrCat(
+          Ref(instr), ": ", kSendRecvValidationKey, "=", *value, " must be \"invalid\" or one ",
+          "{first,last} execution range per source-target pair (", pairs->size(), ")"));
+    }
+    bounds = std::move(*parsed);
+  }
+  const bool cross_partition = instr.attrs_or_default().channel_id.value_or(0) > 0;
+  const int64_t others = cross_partition ? grid.num_replicas : grid.num_partitions;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t o = 0; o < others; ++o) out.insert(out.end(), bounds.begin(), bounds.end());
   return out;
 }
 

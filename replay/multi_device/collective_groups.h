@@ -88,6 +88,33 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> CollectiveDeviceGroups(const I
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermuteDevicePairs(
     const Instruction& instr, const DeviceGrid& grid);
 
+// The frontend attribute naming a device-to-device send/recv's pairs.
+inline constexpr std::string_view kSendRecvSourceTargetPairsKey =
+    "_xla_send_recv_source_target_pairs";
+
+// Parses "{{0,1},{1,2}}" (spaces allowed; "{}" is no pair). InvalidArgument otherwise.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
+    std::string_view text);
+
+// Device-to-device send/recv: the pairs of its _xla_send_recv_source_target_pairs frontend
+// attribute as (source device, target device) on `grid`. As in XLA, a channel_id > 0 makes
+// the ids partition ids (pairs applied in every replica), otherwise replica ids (applied in
+// every partition). InvalidArgument when the attribute is missing or malformed, for ids out
+// of range, or when a device is the source or the target of two pairs.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvDevicePairs(
+    const Instruction& instr, const DeviceGrid& grid);
+
+// The frontend attribute that makes a send/recv conditional (XLA's pipelined loops).
+inline constexpr std::string_view kSendRecvValidationKey = "_xla_send_recv_validation";
+
+// A send/recv's _xla_send_recv_validation, aligned with SendRecvDevicePairs: for each device
+// pair, the range [first, last] of the instruction's executions (counted from 0 on each
+// device) in which the pair transfers; "invalid" is an empty range for every pair. Empty when
+// the attribute is absent (every execution transfers). InvalidArgument when the ranges do not
+// match the pairs.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvValidationBounds(
+    const Instruction& instr, const DeviceGrid& grid);
+
 }  // namespace hlowb
 
 #endif  // HLOWB_REPLAY_MULTI_DEVICE_COLLECTIVE_GROUPS_H_

@@ -8,6 +8,7 @@
 
 #include "core/support/strings.h"
 #include "replay/data/fake_data.h"
+#include "replay/data/host_transfers.h"
 #include "replay/multi_device/device_arguments.h"
 #include "replay/multi_device/multi_device_runner.h"
 
@@ -39,11 +40,6 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
                                       ReplayReport* report) {
   report->num_replicas = grid.num_replicas;
   report->num_partitions = grid.num_partitions;
-  if (options.host_transfers != "error") {
-    return absl::UnimplementedError(
-        StrCat("--host_transfers=", options.host_transfers, " feeds host transfers on one device "
-               "only; this run has ", grid.size(), " devices"));
-  }
   std::optional<ArgumentMode> mode;
   if (!options.hlo_argument_mode.empty()) {
     auto m = ParseArgumentMode(options.hlo_argument_mode);
@@ -68,6 +64,9 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
   const int runs_per_iteration = options.reference_platform.empty() ? 1 : 2;
   const int64_t total_runs = int64_t{options.iterations} * runs_per_iteration;
   FakeDataEngine engine(options.seed);
+  // Host transfers: each device feeds its own, from its own seeded stream.
+  HostTransferFeeder host_feeder(options.host_transfers == HostTransferMode::kFake, options.seed,
+                                 options.use_large_float_range);
 
   auto evaluate = [&](const std::vector<std::vector<Literal>>& lists, int iteration,
                       bool reference, int64_t run_number,
@@ -79,6 +78,9 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
     mo.evaluator.cancel = cancel;
     mo.evaluator.seed = options.seed;
     mo.evaluator.custom_call = options.custom_call;  // shared by the device threads
+    if (options.host_transfers != HostTransferMode::kError) {
+      mo.host_transfer = [&host_feeder](int64_t d) { return host_feeder.ForDevice(d); };
+    }
     if (progress) {
       std::string what = StrCat(reference ? "reference " : "", "iteration ", iteration + 1,
                                 ", device 0");
@@ -206,6 +208,9 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
       it.compared_against = StrCat(expected_name, " (device 0)");
     }
     report->iterations.push_back(std::move(it));
+  }
+  for (std::string& w : host_feeder.Warnings([&grid](int64_t d) { return grid.Describe(d); })) {
+    report->warnings.push_back(std::move(w));
   }
   return absl::OkStatus();
 }

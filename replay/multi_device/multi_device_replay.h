@@ -10,6 +10,8 @@
 // device; without a reference platform, device 0 against the result the inputs carry (a
 // snapshot records one device's result). ReplayOptions::custom_call is called from every
 // device's thread, concurrently; on_instruction calls are serialised and carry the device.
+// Host transfers (--host_transfers=zeros|fake): each device feeds its own from its own seeded
+// stream (data/host_transfers.h); the warnings name the instructions per device.
 #ifndef HLOWB_REPLAY_MULTI_DEVICE_MULTI_DEVICE_REPLAY_H_
 #define HLOWB_REPLAY_MULTI_DEVICE_MULTI_DEVICE_REPLAY_H_
 

@@ -53,6 +53,7 @@ absl::StatusOr<std::vector<DeviceRunResult>> EvaluateOnDevices(
     eo.cancel = rendezvous.abort_token();
     eo.collectives = rendezvous.device(d);
     if (d != 0) eo.progress = nullptr;
+    if (options.host_transfer) eo.host_transfer = options.host_transfer(d);
     eo.on_instruction = nullptr;
     if (options.on_instruction) {
       eo.on_instruction = [&, d](const InstructionEvent& e) {

@@ -26,8 +26,13 @@ struct MultiDeviceOptions {
   // Options every device's evaluator starts from. memory_budget_bytes is shared: each device
   // gets an equal part. `cancel` is watched for the whole run. `progress` reports device 0's
   // progress. `on_instruction` is replaced by the per-device callback below; `collectives` is
-  // set per device.
+  // set per device, and so is `host_transfer` when the per-device one below is set.
   EvaluatorOptions evaluator;
+  // Per-device host transfers: when set, device d's evaluator gets host_transfer(d) as its
+  // EvaluatorOptions::host_transfer (called from that device's thread only).
+  std::function<std::function<absl::StatusOr<Literal>(const Instruction&, const Literal*)>(
+      int64_t device)>
+      host_transfer;
   // Per-device instruction events; calls are serialised (never concurrent).
   std::function<void(int64_t device, const InstructionEvent&)> on_instruction;
   // Longest one device may wait at one collective (a backstop; deadlocks end at once).

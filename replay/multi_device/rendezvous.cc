@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <utility>
 
@@ -107,6 +108,126 @@ class DeviceEndpoint final : public DeviceCollectives {
       return RunPermute(instr, occurrence, ops);
     }
     return RunGroup(instr, occurrence, ops, call);
+  }
+
+  absl::StatusOr<Literal> RunSendRecv(const Instruction& instr, const Operands& ops) override {
+    const int64_t occurrence = occurrences_[&instr]++;
+    const Rendezvous::SlotKey key{&instr, occurrence, d_};
+    const Opcode op = instr.opcode();
+    const InstructionAttrs& a = instr.attrs_or_default();
+    std::optional<int64_t> channel_attr = a.channel_id;
+    if (!channel_attr && (op == Opcode::kSendDone || op == Opcode::kRecvDone) &&
+        instr.operand_count() == 1) {
+      channel_attr = instr.operand(0)->attrs_or_default().channel_id;
+    }
+    const int64_t channel = channel_attr.value_or(0);
+    if (op == Opcode::kSend || op == Opcode::kRecv) {
+      auto it = send_recv_.find(&instr);
+      if (it == send_recv_.end()) {
+        absl::StatusOr<Peer> peer = Peer{};
+        auto pairs = SendRecvDevicePairs(instr, r_->grid());
+        auto bounds = SendRecvValidationBounds(instr, r_->grid());
+        if (!pairs.ok()) {
+          peer = pairs.status();
+        } else if (!bounds.ok()) {
+          peer = bounds.status();
+        } else {
+          for (size_t i = 0; i < pairs->size(); ++i) {
+            const auto [s, t] = (*pairs)[i];
+            if ((op == Opcode::kSend && s == d_) || (op == Opcode::kRecv && t == d_)) {
+              peer->device = op == Opcode::kSend ? t : s;
+              if (!bounds->empty()) peer->executions = (*bounds)[i];
+            }
+          }
+        }
+        it = send_recv_.emplace(&instr, std::move(peer)).first;
+      }
+      if (!it->second.ok()) return it->second.status();
+      // With _xla_send_recv_validation, only the executions in range transfer; the others
+      // send nothing and receive zeros (XLA leaves the buffer as it was).
+      std::optional<int64_t> peer = it->second->device;
+      if (const auto& range = it->second->executions;
+          range && (occurrence < range->first || occurrence > range->second)) {
+        peer.reset();
+      }
+      const Shape& s = instr.shape();
+      if (!s.IsTuple() || s.tuple_count() != 3) {
+        return absl::InvalidArgumentError(
+            StrCat(Ref(instr), " must return (data, u32[], token[]), not ", PrintShape(s)));
+      }
+      if (absl::Status st = CheckMaterialisable(instr, s); !st.ok()) return st;
+      if (op == Opcode::kSend) {
+        if (ops.empty() || !ops[0]->shape().IsArray() || !s.tuple_shape(0).IsArray() ||
+            ops[0]->shape().element_type() != s.tuple_shape(0).element_type() ||
+            ops[0]->shape().dimensions() != s.tuple_shape(0).dimensions()) {
+          return absl::InvalidArgumentError(StrCat(Ref(instr), " sends a value that is not its ",
+                                                   "declared data ",
+                                                   PrintShape(s.tuple_shape(0), false)));
+        }
+        const int64_t sequence = sends_[channel]++;
+        if (peer) r_->PostMessage({channel, d_, sequence}, *ops[0]);
+        pending_sends_[channel].push_back({&instr, sequence, peer});
+        std::vector<Literal> elems;
+        elems.push_back(*ops[0]);
+        elems.emplace_back(s.tuple_shape(1));
+        elems.emplace_back(Shape::Token());
+        return Tuple(std::move(elems));
+      }
+      const int64_t sequence = recvs_[channel]++;
+      r_->PostRecv(channel, d_);
+      pending_recvs_[channel].push_back({&instr, sequence, peer});
+      std::vector<Literal> elems;
+      elems.emplace_back(s.tuple_shape(0));  // the data arrives at recv-done
+      elems.emplace_back(s.tuple_shape(1));
+      elems.emplace_back(Shape::Token());
+      return Tuple(std::move(elems));
+    }
+    // send-done / recv-done: the oldest transfer in flight on the channel.
+    const bool send = op == Opcode::kSendDone;
+    std::deque<Pending>& queue = send ? pending_sends_[channel] : pending_recvs_[channel];
+    if (queue.empty()) {
+      return absl::InvalidArgumentError(StrCat(
+          Ref(instr), " on channel ", channel, " has no ", send ? "send" : "recv",
+          " in flight on ", r_->grid().Describe(d_)));
+    }
+    // The transfer of the start op this -done names, when its operand is that op; through a
+    // loop or tuple, the oldest on the channel.
+    auto it = queue.begin();
+    if (instr.operand_count() == 1) {
+      const Instruction* start = instr.operand(0);
+      auto named = std::find_if(queue.begin(), queue.end(),
+                                [start](const Pending& q) { return q.start == start; });
+      if (named != queue.end()) it = named;
+    }
+    const Pending p = *it;
+    queue.erase(it);
+    if (send) {
+      if (p.peer) {
+        if (absl::Status st = r_->AwaitRecv(key, channel, *p.peer, p.sequence); !st.ok()) {
+          return st;
+        }
+      }
+      return Literal(Shape::Token());
+    }
+    const Shape& s = instr.shape();
+    if (!s.IsTuple() || s.tuple_count() != 2) {
+      return absl::InvalidArgumentError(
+          StrCat(Ref(instr), " must return (data, token[]), not ", PrintShape(s)));
+    }
+    if (absl::Status st = CheckMaterialisable(instr, s); !st.ok()) return st;
+    Literal data(s.tuple_shape(0));  // zeros when no pair targets this device
+    if (p.peer) {
+      auto got = r_->TakeMessage(key, {channel, *p.peer, p.sequence});
+      if (!got.ok()) return got.status();
+      if (absl::Status st = CopyInto(instr, *got, &data); !st.ok()) {
+        r_->Abort(absl::Status(st.code(), StrCat(r_->grid().Describe(d_), ": ", st.message())));
+        return st;
+      }
+    }
+    std::vector<Literal> elems;
+    elems.push_back(std::move(data));
+    elems.emplace_back(Shape::Token());
+    return Tuple(std::move(elems));
   }
 
   std::vector<int64_t> ReplicaDevices() const override {
@@ -573,8 +694,22 @@ class DeviceEndpoint final : public DeviceCollectives {
     std::vector<int64_t> readers;   // the other devices that receive this one's value
   };
 
+  struct Peer {
+    std::optional<int64_t> device;  // send: the target; recv: the source
+    // The executions [first, last] that transfer (_xla_send_recv_validation); unset: all.
+    std::optional<std::pair<int64_t, int64_t>> executions;
+  };
+  struct Pending {
+    const Instruction* start = nullptr;
+    int64_t sequence = 0;
+    std::optional<int64_t> peer;
+  };
+
   Rendezvous* r_;
   int64_t d_;
+  std::map<const Instruction*, absl::StatusOr<Peer>> send_recv_;
+  std::map<int64_t, int64_t> sends_, recvs_;  // per channel: how many this device has run
+  std::map<int64_t, std::deque<Pending>> pending_sends_, pending_recvs_;
   std::map<const Instruction*, int64_t> occurrences_;
   std::map<const Instruction*, absl::StatusOr<std::vector<int64_t>>> groups_;
   std::map<const Instruction*, absl::StatusOr<Permute>> permutes_;
@@ -703,6 +838,46 @@ void Rendezvous::Withdraw(const SlotKey& key) {
        pending);
   slots_.erase(it);
   cv_.notify_all();
+}
+
+void Rendezvous::PostMessage(const MessageKey& key, Literal value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  messages_[key] = std::move(value);
+  cv_.notify_all();
+}
+
+void Rendezvous::PostRecv(int64_t channel, int64_t receiver) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++recvs_issued_[{channel, receiver}];
+  cv_.notify_all();
+}
+
+absl::Status Rendezvous::AwaitRecv(const SlotKey& waiter, int64_t channel, int64_t receiver,
+                                   int64_t sequence) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto issued = [&] {
+    auto it = recvs_issued_.find({channel, receiver});
+    return it != recvs_issued_.end() && it->second > sequence;
+  };
+  Wait(lock, waiter, StrCat("until the recv of channel ", channel, " is issued by"),
+       [&] { return !abort_.ok() || issued(); },
+       [&] { return issued() ? std::vector<int64_t>{} : std::vector<int64_t>{receiver}; });
+  return abort_;
+}
+
+absl::StatusOr<Literal> Rendezvous::TakeMessage(const SlotKey& waiter, const MessageKey& key) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Wait(lock, waiter, StrCat("for the value sent on channel ", key.channel, " by"),
+       [&] { return !abort_.ok() || messages_.contains(key); },
+       [&] {
+         return messages_.contains(key) ? std::vector<int64_t>{}
+                                        : std::vector<int64_t>{key.sender};
+       });
+  if (!abort_.ok()) return abort_;
+  auto it = messages_.find(key);
+  Literal value = std::move(it->second);
+  messages_.erase(it);
+  return value;
 }
 
 void Rendezvous::Wait(std::unique_lock<std::mutex>& lock, const SlotKey& key, std::string what,

@@ -37,8 +37,20 @@
 //                        of its output operand (one offset per member).
 //                        Several array operands (the combined form) are permuted alike,
 //                        into a tuple of results.
-// Not modelled: the four-operand (in-place slice) form of collective-permute, ragged
-// offsets with more than one entry per member, and send/recv; they fail with Unimplemented.
+//   send / recv          device to device (is_host_transfer=false), with the pairs of the
+//   (and -done)          _xla_send_recv_source_target_pairs frontend attribute (partition ids
+//                        with a channel_id, replica ids without). The k-th send a device runs
+//                        on a channel is the k-th recv its target runs on that channel, so
+//                        several transfers may be in flight (pipelining). send hands over a
+//                        copy of its operand; send-done waits until the target has issued the
+//                        matching recv; recv-done waits for the source's send and returns its
+//                        value, or zeros on a device no pair targets. A partner that never
+//                        comes is a deadlock like any other.
+//                        _xla_send_recv_validation limits a pair to a range of the
+//                        instruction's executions; outside it nothing moves and the recv
+//                        gives zeros.
+// Not modelled: the four-operand (in-place slice) form of collective-permute and ragged
+// offsets with more than one entry per member; they fail with Unimplemented.
 #ifndef HLOWB_REPLAY_MULTI_DEVICE_RENDEZVOUS_H_
 #define HLOWB_REPLAY_MULTI_DEVICE_RENDEZVOUS_H_
 
@@ -133,6 +145,23 @@ class Rendezvous {
   // and removes the slot.
   void Withdraw(const SlotKey& key);
 
+  // Device-to-device send/recv: a value `sender` sent on `channel` as its `sequence`-th send
+  // there, and the count of recvs each device has issued per channel.
+  struct MessageKey {
+    int64_t channel = 0;
+    int64_t sender = 0;
+    int64_t sequence = 0;
+    auto operator<=>(const MessageKey&) const = default;
+  };
+  void PostMessage(const MessageKey& key, Literal value);
+  void PostRecv(int64_t channel, int64_t receiver);
+  // `waiter` (a send-done) waits until `receiver` has issued more than `sequence` recvs on
+  // `channel`. The abort status when aborted.
+  absl::Status AwaitRecv(const SlotKey& waiter, int64_t channel, int64_t receiver,
+                         int64_t sequence);
+  // `waiter` (a recv-done) waits for the message and takes it.
+  absl::StatusOr<Literal> TakeMessage(const SlotKey& waiter, const MessageKey& key);
+
   // Blocks device key.device until ready() holds, with deadlock and timeout checks.
   void Wait(std::unique_lock<std::mutex>& lock, const SlotKey& key, std::string what,
             std::function<bool()> ready, std::function<std::vector<int64_t>()> blockers);
@@ -146,6 +175,8 @@ class Rendezvous {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<SlotKey, Slot> slots_;
+  std::map<MessageKey, Literal> messages_;
+  std::map<std::pair<int64_t, int64_t>, int64_t> recvs_issued_;  // (channel, device) -> count
   std::vector<DeviceInfo> devices_;
   absl::Status abort_;
   CancelToken abort_token_;

@@ -59,7 +59,8 @@ Response ErrorResponse(uint64_t id, const absl::Status& status) {
   return r;
 }
 
-ReplayOptions OptionsFrom(const ReplayRequest& request, const WorkerOptions& options) {
+absl::StatusOr<ReplayOptions> OptionsFrom(const ReplayRequest& request,
+                                          const WorkerOptions& options) {
   ReplayOptions o;
   if (!request.platform().empty()) o.platform = request.platform();
   o.reference_platform = request.reference_platform();
@@ -68,7 +69,11 @@ ReplayOptions OptionsFrom(const ReplayRequest& request, const WorkerOptions& opt
   if (request.abs_error_bound() > 0) o.bounds.abs = request.abs_error_bound();
   if (request.rel_error_bound() > 0) o.bounds.rel = request.rel_error_bound();
   o.force_fake_data = request.force_fake_data();
-  if (!request.host_transfers().empty()) o.host_transfers = request.host_transfers();
+  if (!request.host_transfers().empty()) {
+    auto mode = ParseHostTransferMode(request.host_transfers());
+    if (!mode.ok()) return mode.status();
+    o.host_transfers = *mode;
+  }
   o.num_replicas = request.num_replicas();
   o.num_partitions = request.num_partitions();
   o.hlo_argument_mode = request.hlo_argument_mode();
@@ -180,7 +185,9 @@ absl::StatusOr<ReplayResult> Bisect(const ReplayRequest& request, const WorkerOp
                " has no before_optimizations state to compare the passes with"));
   }
   PassBisectOptions bisect;
-  bisect.replay = OptionsFrom(request, options);
+  auto replay_options = OptionsFrom(request, options);
+  if (!replay_options.ok()) return replay_options.status();
+  bisect.replay = std::move(*replay_options);
   auto report = BisectPasses(inputs, baseline, bisect, cancel,
                              [&progress](int64_t done, int64_t total, const std::string& what) {
                                if (progress) progress(done, total, StrCat("state ", what));
@@ -225,7 +232,9 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     if (!parsed.ok()) return parsed.status();
     module = std::move(*parsed);
   }
-  ReplayOptions o = OptionsFrom(request, options);
+  auto parsed_options = OptionsFrom(request, options);
+  if (!parsed_options.ok()) return parsed_options.status();
+  ReplayOptions o = std::move(*parsed_options);
   auto observer = std::make_shared<RunObserver>();
   observer->profile = request.profile();
   observer->capture_name = request.capture_instruction();

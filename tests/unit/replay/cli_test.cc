@@ -103,6 +103,12 @@ TEST(ReplayCli, UsageErrors) {
   EXPECT_EQ(Replay(kSample + " --input_format=json").code, 2);
   EXPECT_EQ(Replay(kSample + " --run_test_hlo_passes=maybe").code, 2);
   EXPECT_EQ(Replay(kSample + " --run_test_hlo_passes=false").code, 0);
+  Result host = Replay(kSample + " --host_transfers=sometimes");
+  EXPECT_EQ(host.code, 2) << host.output;
+  EXPECT_TRUE(Contains(host.output, "--host_transfers must be error, zeros or fake, not "
+                                    "'sometimes'"))
+      << host.output;
+  EXPECT_EQ(Replay(kSample + " --host_transfers=zeros").code, 0);
 }
 
 TEST(ReplayCli, InputErrors) {

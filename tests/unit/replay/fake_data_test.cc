@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/ir/float_types.h"
+#include "replay/evaluator/evaluator.h"
 #include "gtest/gtest.h"
 #include "replay_test_util.h"
 
@@ -59,6 +60,43 @@ TEST(FakeData, DynamicSliceIndicesStayInRange) {
   // The whole range is used, both ends included.
   EXPECT_EQ(seen_i.size(), 8u);
   EXPECT_EQ(seen_j.size(), 16u);
+}
+
+TEST(FakeData, SparseDotMetadataHoldsValidPositions) {
+  // The metadata reaches the dot through a transpose; 2:4 and 1:2 (16 one-bit positions).
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  l = f32[2,32] parameter(0)
+  r = f32[64,3] parameter(1)
+  mt = u16[4,2] parameter(2)
+  meta = u16[2,4] transpose(mt), dimensions={1,0}
+  ROOT d = f32[2,3] dot(l, r, meta), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sparsity=L.1@2:4
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::set<uint64_t> words;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    std::vector<Literal> args = Fake(*m, seed);
+    ASSERT_EQ(args.size(), 3u);
+    for (int64_t i = 0; i < args[2].element_count(); ++i) {
+      const uint64_t w = args[2].GetBits(i);
+      words.insert(w);
+      for (int g = 0; g < 4; ++g) {  // two 2-bit positions per group, distinct and in order
+        const uint64_t a = (w >> (4 * g)) & 3, b = (w >> (4 * g + 2)) & 3;
+        ASSERT_LT(a, b) << std::hex << w;
+      }
+    }
+    // So the module replays: the dot decompresses without a collision.
+    EXPECT_TRUE(EvaluateModule(*m, args).ok()) << seed;
+  }
+  EXPECT_GT(words.size(), 20u);  // random, not one fixed pattern
+  auto c = FindValueConstraint(*m, *m->entry()->parameter(2), {});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->sparsity_metadata.has_value());
+  EXPECT_EQ(c->sparsity_metadata->ToString(), "L.1@2:4");
+  ASSERT_EQ(c->reasons.size(), 1u);
+  EXPECT_EQ(c->reasons[0], "d (sparse dot metadata, operand 2)");
 }
 
 TEST(FakeData, DynamicUpdateSliceIndicesStayInRange) {

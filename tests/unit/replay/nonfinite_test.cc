@@ -52,48 +52,9 @@ ENTRY e {
   EXPECT_NE(text.find("operand 0 %y"), std::string::npos) << text;
 }
 
-constexpr char kLoopFusion[] = R"(
-HloModule loop
-fused_sqrt {
-  p0 = f32[4] parameter(0)
-  p1 = f32[] parameter(1)
-  b = f32[4] broadcast(p1), dimensions={}
-  d = f32[4] subtract(p0, b)
-  ROOT s = f32[4] sqrt(d)
-}
-cond {
-  t = (s32[], f32[4], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(t), index=0
-  n = s32[] constant(6)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  t = (s32[], f32[4], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(t), index=0
-  base = f32[4] get-tuple-element(t), index=1
-  acc = f32[4] get-tuple-element(t), index=2
-  fi = f32[] convert(i)
-  f = f32[4] fusion(base, fi), kind=kLoop, calls=fused_sqrt
-  acc2 = f32[4] add(acc, f)
-  one = s32[] constant(1)
-  i2 = s32[] add(i, one)
-  ROOT out = (s32[], f32[4], f32[4]) tuple(i2, base, acc2)
-}
-ENTRY e {
-  c = f32[] constant(2.5)
-  base = f32[4] broadcast(c), dimensions={}
-  z = s32[] constant(0)
-  zf = f32[] constant(0)
-  acc = f32[4] broadcast(zf), dimensions={}
-  init = (s32[], f32[4], f32[4]) tuple(z, base, acc)
-  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
-  ROOT r = f32[4] get-tuple-element(w), index=2
-}
-)";
-
 TEST(FindNonfinite, InsideAFusionInsideAWhileLoopWithTheIteration) {
-  // sqrt(2.5 - i) turns NaN at i = 3.
-  NonfiniteReport r = Find(kLoopFusion);
+  // sqrt(2.5 + 0 - i) turns NaN at i = 3.
+  NonfiniteReport r = Find(testing::kLoopNaNModule, {Lit("f32[4]{0} {0, 0, 0, 0}")});
   ASSERT_TRUE(r.found) << r.ToString();
   EXPECT_EQ(r.finding.instruction, "s");
   EXPECT_EQ(r.finding.computation, "fused_sqrt");

@@ -92,7 +92,7 @@ ENTRY e {
   EXPECT_NE(stopped.status().message().find("%in"), std::string::npos) << stopped.status();
   EXPECT_NE(stopped.status().message().find("--host_transfers"), std::string::npos);
 
-  o.host_transfers = "zeros";
+  o.host_transfers = HostTransferMode::kZeros;
   auto zeros = ReplaySession(*m, o).Run();
   ASSERT_TRUE(zeros.ok()) << zeros.status();
   // Zeros from the host: the result is the argument.
@@ -102,15 +102,31 @@ ENTRY e {
   EXPECT_NE(warnings.find("fed with zeros: in, r"), std::string::npos) << warnings;
   EXPECT_NE(warnings.find("dropped: o, s"), std::string::npos) << warnings;
 
-  o.host_transfers = "fake";
+  o.host_transfers = HostTransferMode::kFake;
   auto fake = ReplaySession(*m, o).Run();
   auto again = ReplaySession(*m, o).Run();
   ASSERT_TRUE(fake.ok() && again.ok());
   EXPECT_FALSE(fake->iterations[0].result == fake->iterations[0].arguments[0]);
   EXPECT_TRUE(fake->iterations[0].result == again->iterations[0].result);  // seeded
 
-  o.host_transfers = "sometimes";
-  EXPECT_FALSE(ReplaySession(*m, o).Run().ok());
+}
+
+TEST(ReplaySession, HostTransferModeWordsRoundTrip) {
+  for (HostTransferMode m :
+       {HostTransferMode::kError, HostTransferMode::kZeros, HostTransferMode::kFake}) {
+    auto parsed = ParseHostTransferMode(HostTransferModeName(m));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, m);
+  }
+  EXPECT_EQ(HostTransferModeName(HostTransferMode::kZeros), "zeros");
+  auto bad = ParseHostTransferMode("sometimes");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("--host_transfers must be error, zeros or fake"),
+            std::string::npos);
+  EXPECT_NE(bad.status().message().find("'sometimes'"), std::string::npos);
+  EXPECT_FALSE(ParseHostTransferMode("").ok());
+  EXPECT_FALSE(ParseHostTransferMode("Zeros").ok());
 }
 
 TEST(ReplaySession, PlatformsNotBuiltAndUnknown) {

@@ -211,6 +211,16 @@ TEST(Worker, ReplaysWithProgressAndResult) {
   ASSERT_TRUE(w.Send(ReplayOf(9, kSmall)));
   auto again = w.Answer(9);
   ASSERT_TRUE(again.has_value() && again->has_result());
+  // A --host_transfers word the parser does not know is refused with its message.
+  Request odd = ReplayOf(10, kSmall);
+  odd.mutable_replay()->set_host_transfers("sometimes");
+  ASSERT_TRUE(w.Send(odd));
+  auto refused = w.Answer(10);
+  ASSERT_TRUE(refused.has_value() && refused->has_error());
+  EXPECT_EQ(refused->error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(refused->error().message().find("--host_transfers must be error, zeros or fake"),
+            std::string::npos)
+      << refused->error().message();
 
   w.CloseInput();
   int status = w.Wait();
