@@ -1,6 +1,7 @@
 // Golden tests for the structural diff: tests/golden/diff/NAME.a.hlo and NAME.b.hlo give
 // NAME.diff.golden (text report with every row) and NAME.unified.golden (aligned text diff).
 // HLOWB_UPDATE_GOLDEN=1 rewrites the goldens.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -40,6 +41,29 @@ void Check(const fs::path& golden, const std::string& actual) {
   }
 }
 
+// One line per side-by-side line: the kind (' ' unchanged, '~' changed, '+' added, '-'
+// removed), A's text padded to one column, " | ", B's text.
+std::string FormatSideBySide(const std::vector<SideBySideLine>& lines) {
+  size_t width = 0;
+  for (const SideBySideLine& l : lines) width = std::max(width, l.left.size());
+  std::string out;
+  for (const SideBySideLine& l : lines) {
+    const char mark = l.kind == DiffKind::kChanged   ? '~'
+                      : l.kind == DiffKind::kAdded   ? '+'
+                      : l.kind == DiffKind::kRemoved ? '-'
+                                                     : ' ';
+    out += mark;
+    out += ' ';
+    out += l.left;
+    out += std::string(width - l.left.size(), ' ');
+    out += " | ";
+    out += l.right;
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  return out;
+}
+
 std::vector<std::string> Cases() {
   std::vector<std::string> names;
   std::error_code ec;
@@ -61,6 +85,7 @@ TEST_P(DiffGolden, Report) {
   Check(Dir() / (GetParam() + ".diff.golden"), FormatDiffText(diff, true));
   Check(Dir() / (GetParam() + ".unified.golden"),
         FormatUnifiedDiff(diff, GetParam() + ".a.hlo", GetParam() + ".b.hlo"));
+  Check(Dir() / (GetParam() + ".sidebyside.golden"), FormatSideBySide(BuildSideBySide(diff)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, DiffGolden, ::testing::ValuesIn(Cases()));
@@ -82,6 +107,43 @@ TEST(Diff, FingerprintIgnoresNamesButNotStructure) {
   ASSERT_TRUE(a.ok() && renamed.ok() && changed.ok());
   EXPECT_EQ(FingerprintModule(**a).hash, FingerprintModule(**renamed).hash);
   EXPECT_NE(FingerprintModule(**a).hash, FingerprintModule(**changed).hash);
+}
+
+// Both sides have every line; a matched pair shares its line; the side opposite an added or
+// removed instruction is blank; every row of the diff appears once, in order.
+TEST(Diff, SideBySideAlignsMatchedInstructions) {
+  auto a = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto b = Load(Dir() / "fusion_and_renames.b.hlo");
+  ModuleDiff diff = DiffModules(*a, *b);
+  std::vector<SideBySideLine> lines = BuildSideBySide(diff);
+  size_t rows = 0;
+  for (const ComputationDiff& c : diff.computations) rows += c.rows.size();
+  size_t instruction_lines = 0;
+  bool saw_rename = false;
+  for (const SideBySideLine& l : lines) {
+    if (l.type != SideBySideLine::Type::kInstruction) continue;
+    ++instruction_lines;
+    EXPECT_EQ(l.left.empty(), l.a == nullptr);
+    EXPECT_EQ(l.right.empty(), l.b == nullptr);
+    if (l.a) {
+      EXPECT_NE(l.left.find(l.a->name()), std::string::npos) << l.left;
+    }
+    if (l.b) {
+      EXPECT_NE(l.right.find(l.b->name()), std::string::npos) << l.right;
+    }
+    if (l.kind == DiffKind::kAdded) {
+      EXPECT_TRUE(l.a == nullptr && l.b != nullptr);
+    }
+    if (l.kind == DiffKind::kRemoved) {
+      EXPECT_TRUE(l.b == nullptr && l.a != nullptr);
+    }
+    if (l.a && l.b && l.a->name() == "neg.3") {
+      EXPECT_EQ(l.b->name(), "negate.7");
+      saw_rename = true;
+    }
+  }
+  EXPECT_EQ(instruction_lines, rows);
+  EXPECT_TRUE(saw_rename);
 }
 
 TEST(Diff, ReportsRenamesAndFusion) {
