@@ -115,9 +115,9 @@ class MainWindow : public QMainWindow {
   viewer::ReplayPanel* replay_panel() const { return replay_panel_; }
   ReplayController* replay_controller() const { return replay_; }
   // Colours the graph by a diff against the previous step of the timeline (green added,
-  // orange changed) and shows the counts by kind in the diff bar; false when there is no
-  // previous step or it is not loaded yet (it is then requested). Showing another state or
-  // ClearDiff() ends it.
+  // orange changed, removed as ghosts) and shows the counts by kind in the diff bar; false when
+  // there is no previous step, or when it is not loaded yet (it is then requested and the
+  // comparison made when it arrives). Showing another state or ClearDiff() ends it.
   bool CompareWithPreviousStep();
   bool CompareWithBeforeOptimizations();
   // Selects the next (or previous) added or changed instruction of the comparison, in the
