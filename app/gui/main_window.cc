@@ -1646,6 +1646,7 @@ bool MainWindow::CompareSelectedStates() {
 void MainWindow::SetDiffBase(int row) {
   if (row < 0 || row >= static_cast<int>(states_.size())) return;
   diff_base_row_ = row;
+  UpdateTimelineMarks();
   statusBar()->showMessage(
       tr("Diff base: %1. Show another state and choose Compare with Diff Base.")
           .arg(Q(states_[row].label)),
@@ -1855,6 +1856,26 @@ void MainWindow::UpdateComparePane() {
   text_stack_->setCurrentWidget(IsComparing() && side_by_side_
                                     ? static_cast<QWidget*>(diff_view_)
                                     : static_cast<QWidget*>(text_));
+  UpdateTimelineMarks();
+}
+
+void MainWindow::UpdateTimelineMarks() {
+  using Mark = viewer::TimelineEntry::CompareMark;
+  const bool was_syncing = syncing_;
+  syncing_ = true;  // rows changing must not move the views
+  for (int r = 0; r < timeline_model_->rowCount(); ++r) {
+    const viewer::TimelineEntry* old = timeline_model_->EntryAt(r);
+    if (old == nullptr) continue;
+    Mark mark = Mark::kNone;
+    if (r == diff_base_row_) mark = Mark::kDiffBase;
+    if (IsComparing() && r == compared_base_row_) mark = Mark::kComparedBase;
+    if (IsComparing() && r == shown_row_) mark = Mark::kCompared;
+    if (old->compare == mark) continue;
+    viewer::TimelineEntry e = *old;
+    e.compare = mark;
+    timeline_model_->UpdateEntry(r, e);
+  }
+  syncing_ = was_syncing;
 }
 
 int MainWindow::StepChange(bool backwards) {

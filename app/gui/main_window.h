@@ -239,6 +239,7 @@ class MainWindow : public QMainWindow {
                  std::shared_ptr<const Module> shown, std::shared_ptr<const ModuleDiff> diff);
   void ShowTimelineMenu(const QPoint& pos);
   void UpdateComparePane();
+  void UpdateTimelineMarks();
   void ScheduleHistory();
   void OnHistoryStateLoaded(int row);
   void OnLoadingFinished();

@@ -175,6 +175,20 @@ class DiffUiTest : public QObject {
     QVERIFY(expected.counts.added + expected.counts.removed + expected.counts.changed > 0);
     QVERIFY2(w->diff_summary().contains(Counts(expected)), qPrintable(w->diff_summary()));
     QVERIFY(w->diff_summary().contains(QString::fromStdString(w->states()[row3].label)));
+    // The timeline tints the two rows.
+    auto mark = [&](int row) {
+      return w->timeline_model()->data(w->timeline_model()->index(row, 0),
+                                       hlowb::viewer::kCompareRole).toInt();
+    };
+    using Mark = hlowb::viewer::TimelineEntry::CompareMark;
+    QCOMPARE(mark(row3), static_cast<int>(Mark::kComparedBase));
+    QCOMPARE(mark(row8), static_cast<int>(Mark::kCompared));
+    QVERIFY(w->timeline_model()->data(w->timeline_model()->index(row3, 0), Qt::BackgroundRole).isValid());
+    QCOMPARE(mark(row3 + 1), static_cast<int>(Mark::kNone));
+    QVERIFY(!w->timeline_model()->data(w->timeline_model()->index(row3 + 1, 0), Qt::BackgroundRole).isValid());
+    w->ClearDiff();
+    QCOMPARE(mark(row3), static_cast<int>(Mark::kNone));
+    QCOMPARE(mark(row8), static_cast<int>(Mark::kNone));
 
     // A single selected row is not enough.
     w->timeline_view()->selectionModel()->clearSelection();
@@ -195,6 +209,9 @@ class DiffUiTest : public QObject {
     QVERIFY(!w->CompareWithDiffBase());  // no base yet
     w->SetDiffBase(before);
     QCOMPARE(w->diff_base_row(), before);
+    QCOMPARE(w->timeline_model()->data(w->timeline_model()->index(before, 0),
+                                       hlowb::viewer::kCompareRole).toInt(),
+             static_cast<int>(hlowb::viewer::TimelineEntry::CompareMark::kDiffBase));
     // The base was dropped from memory: the comparison waits for it.
     QVERIFY(!w->CompareWithDiffBase());
     QVERIFY(w->IsBusy());
