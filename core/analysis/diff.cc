@@ -516,6 +516,29 @@ std::vector<SideBySideLine> BuildSideBySide(const ModuleDiff& diff) {
       line.b = r.b;
       if (r.a != nullptr) line.left = StrCat("  ", ShortLine(*r.a));
       if (r.b != nullptr) line.right = StrCat("  ", ShortLine(*r.b));
+      switch (r.kind) {
+        case DiffKind::kChanged: {
+          std::string what;
+          for (const std::string& c : r.changes) {
+            if (c != "name") StrAppend(&what, what.empty() ? "" : ", ", c);
+          }
+          if (!what.empty()) line.note = StrCat("changed: ", what);
+          break;
+        }
+        case DiffKind::kAdded:
+          line.note = "added";
+          break;
+        case DiffKind::kRemoved:
+          line.note = r.fused_into != nullptr ? StrCat("removed (fused into ", r.fused_into->name(), ")")
+                                              : "removed";
+          break;
+        case DiffKind::kUnchanged:
+          break;
+      }
+      if (r.a != nullptr && r.b != nullptr && r.a->name() != r.b->name()) {
+        StrAppend(&line.note, line.note.empty() ? "" : "; ", "renamed from ", r.a->name(),
+                  " (matched by ", MatchReasonName(r.reason), ")");
+      }
       lines.push_back(std::move(line));
     }
     SideBySideLine close;

@@ -77,6 +77,9 @@ struct SideBySideLine {
   const Instruction* b = nullptr;
   std::string left;   // empty when the line is a filler on that side
   std::string right;
+  // For instructions that are not unchanged, or renamed: what happened, e.g. "changed: shape,
+  // operands", "renamed from add.3 (matched by structure)", "removed (fused into fusion.2)".
+  std::string note;
 };
 
 // Every computation of the diff (in its order), each as a header line, its instructions (short

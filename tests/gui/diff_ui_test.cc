@@ -334,6 +334,11 @@ class DiffUiTest : public QObject {
       QCOMPARE(view->left()->textCursor().blockNumber(), line);
       QCOMPARE(view->right()->textCursor().blockNumber(), line);
       QVERIFY(lines[line].kind != DiffKind::kUnchanged);
+      QCOMPARE(view->CurrentNote(), QString::fromStdString(lines[line].note));
+      QVERIFY(!view->CurrentNote().isEmpty());
+      if (lines[line].kind == DiffKind::kRemoved) {
+        QVERIFY(view->CurrentNote().startsWith(QStringLiteral("removed")));
+      }
       QCOMPARE(left_bar->value(), right_bar->value());
       // The line is in view on both sides.
       const QRectF r = view->right()->cursorRect();

@@ -139,7 +139,12 @@ TEST(Diff, SideBySideAlignsMatchedInstructions) {
     }
     if (l.a && l.b && l.a->name() == "neg.3") {
       EXPECT_EQ(l.b->name(), "negate.7");
+      EXPECT_NE(l.note.find("renamed from neg.3"), std::string::npos) << l.note;
+      EXPECT_NE(l.note.find("changed: operands"), std::string::npos) << l.note;
       saw_rename = true;
+    }
+    if (l.kind == DiffKind::kRemoved && l.a->name() == "add.1") {
+      EXPECT_EQ(l.note, "removed (fused into fusion)");
     }
   }
   EXPECT_EQ(instruction_lines, rows);

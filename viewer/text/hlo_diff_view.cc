@@ -117,6 +117,7 @@ class HloDiffView::Impl {
   HloDiffView* q;
   QLabel* left_label = nullptr;
   QLabel* right_label = nullptr;
+  QLabel* note = nullptr;
   QPlainTextEdit* left = nullptr;
   QPlainTextEdit* right = nullptr;
 
@@ -163,6 +164,12 @@ HloDiffView::Impl::Impl(HloDiffView* view) : q(view) {
   side(&left_label, &left, QStringLiteral("diffLeft"));
   side(&right_label, &right, QStringLiteral("diffRight"));
   layout->addWidget(splitter, 1);
+  // What happened to the instruction on the current line.
+  note = new QLabel(q);
+  note->setObjectName(QStringLiteral("diffNote"));
+  note->setContentsMargins(6, 2, 6, 2);
+  note->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(note);
 
   // The sides scroll together (they have the same lines, so the same ranges).
   auto sync = [this](QScrollBar* from, QScrollBar* to) {
@@ -235,6 +242,9 @@ void HloDiffView::Impl::MoveTo(int line) {
 }
 
 void HloDiffView::Impl::UpdateCurrentLine() {
+  note->setText(current >= 0 && current < static_cast<int>(lines.size())
+                    ? Q(lines[current].note)
+                    : QString());
   for (QPlainTextEdit* e : {left, right}) {
     QList<QTextEdit::ExtraSelection> selections;
     if (current >= 0) {
@@ -347,6 +357,7 @@ void HloDiffView::Clear() {
   }
   d.left_label->clear();
   d.right_label->clear();
+  d.note->clear();
   --d.programmatic;
   d.diff.reset();
   d.a.reset();
@@ -414,6 +425,8 @@ const SideBySideLine* HloDiffView::LineAt(int line) const {
   if (line < 0 || line >= LineCount()) return nullptr;
   return &impl_->lines[line];
 }
+
+QString HloDiffView::CurrentNote() const { return impl_->note->text(); }
 
 QPlainTextEdit* HloDiffView::left() const { return impl_->left; }
 QPlainTextEdit* HloDiffView::right() const { return impl_->right; }

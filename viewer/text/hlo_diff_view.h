@@ -62,6 +62,8 @@ class HloDiffView : public QWidget {
   QColor LeftBackground(int line) const;
   QColor RightBackground(int line) const;
   const SideBySideLine* LineAt(int line) const;
+  // Below the sides: what happened to the current line's instruction (SideBySideLine::note).
+  QString CurrentNote() const;
   QPlainTextEdit* left() const;
   QPlainTextEdit* right() const;
 
