@@ -7,6 +7,7 @@
 
 #include "core/analysis/diff.h"
 #include "core/analysis/fingerprint.h"
+#include "core/analysis/timeline.h"
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
 #include "gtest/gtest.h"
@@ -161,6 +162,48 @@ TEST(Diff, ReportsRenamesAndFusion) {
   EXPECT_EQ(diff.MatchOfA(a->entry()->FindInstruction("add.1")), nullptr);  // fused away
   EXPECT_EQ(diff.MatchOfB(b->entry()->FindInstruction("fusion")), nullptr);  // new
   EXPECT_GE(diff.counts.renamed, 3);
+}
+
+}  // namespace
+}  // namespace hlowb
+
+namespace hlowb {
+namespace {
+
+// Provenance across three states: renamed by the first step, fused away by the second; the
+// progress callback sees every comparison and can stop the trace.
+TEST(Provenance, TraceReportsProgressAndStops) {
+  auto s0 = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto s1 = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto s2 = Load(Dir() / "fusion_and_renames.b.hlo");
+  ASSERT_TRUE(s0 && s1 && s2);
+  std::vector<TimelineInput> states(3);
+  states[0].label = "before";
+  states[0].module = s0.get();
+  states[1].label = "0001 p: algsimp";
+  states[1].module = s1.get();
+  states[2].label = "0002 f: fusion";
+  states[2].module = s2.get();
+  std::string error;
+  std::vector<std::pair<int, int>> calls;
+  std::vector<ProvenanceStep> steps =
+      TraceInstruction(states, 1, "add.1", &error, [&](int done, int total) {
+        calls.emplace_back(done, total);
+        return true;
+      });
+  ASSERT_EQ(steps.size(), 3u) << error;
+  EXPECT_EQ(steps[0].name, "add.1");
+  EXPECT_EQ(steps[1].event, "present");
+  EXPECT_EQ(steps[2].event, "fused into fusion");
+  EXPECT_TRUE(steps[2].name.empty());
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], std::make_pair(1, 2));
+  EXPECT_EQ(calls[1], std::make_pair(2, 2));
+
+  error.clear();
+  steps = TraceInstruction(states, 1, "add.1", &error, [](int, int) { return false; });
+  EXPECT_TRUE(steps.empty());
+  EXPECT_EQ(error, "cancelled");
 }
 
 }  // namespace
