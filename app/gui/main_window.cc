@@ -24,11 +24,14 @@
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QThreadPool>
 #include <QHBoxLayout>
 #include <QFrame>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
@@ -36,14 +39,20 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <set>
+#include <thread>
+#include <unordered_map>
 
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
+#include "viewer/text/hlo_diff_view.h"
 #include "viewer/text/hlo_text_view.h"
+#include "viewer/widgets/history_panel.h"
 #include "viewer/widgets/properties_panel.h"
 #include "viewer/widgets/replay_panel.h"
 #include "core/text/printer.h"
 #include "core/analysis/diff.h"
+#include "core/analysis/timeline.h"
+#include "core/ir/opcode.h"
 #include "core/support/file_util.h"
 
 namespace hlowb::gui {
@@ -156,7 +165,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   splitter_ = new QSplitter(Qt::Horizontal);
   splitter_->setObjectName(QStringLiteral("centralSplitter"));
   splitter_->addWidget(graph_);
-  splitter_->addWidget(text_);
+  // The text pane: the text view, or while comparing side by side the two-sided diff.
+  text_stack_ = new QStackedWidget;
+  text_stack_->setObjectName(QStringLiteral("textStack"));
+  text_stack_->addWidget(text_);
+  diff_view_ = new viewer::HloDiffView;
+  diff_view_->setObjectName(QStringLiteral("diffView"));
+  text_stack_->addWidget(diff_view_);
+  splitter_->addWidget(text_stack_);
   splitter_->setStretchFactor(0, 3);
   splitter_->setStretchFactor(1, 2);
   splitter_->setChildrenCollapsible(false);
@@ -187,6 +203,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   BuildDocks();
   BuildActions();
   BuildStatusBar();
+  BuildCompareUi();
 
   connect(loader_, &Loader::progress, this, [this](qint64 done, qint64 total, const QString& what) {
     progress_->setRange(0, total > 0 ? static_cast<int>(total) : 0);
@@ -262,6 +279,16 @@ MainWindow::~MainWindow() {
   // Stop the workers before the views (and the modules they show) go away.
   delete loader_;
   loader_ = nullptr;
+  // Child widgets outlive the members below: their signals must not reach them while torn down.
+  for (QObject* o : std::initializer_list<QObject*>{history_dock_, history_, diff_view_,
+                                                    side_by_side_button_}) {
+    if (o != nullptr) QObject::disconnect(o, nullptr, this, nullptr);
+  }
+  if (history_latest_) *history_latest_ = ~uint64_t{0};
+  if (history_pool_ != nullptr) {
+    history_pool_->clear();
+    history_pool_->waitForDone();
+  }
 }
 
 void MainWindow::BuildDocks() {
@@ -412,10 +439,10 @@ void MainWindow::BuildActions() {
   view_menu_->addAction(tr("Compare with &before_optimizations"), this,
                         [this] { CompareWithBeforeOptimizations(); });
   QAction* next_change =
-      view_menu_->addAction(tr("Ne&xt Change"), this, [this] { SelectNextChange(false); });
+      view_menu_->addAction(tr("Ne&xt Change"), this, [this] { StepChange(false); });
   next_change->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketRight));
   QAction* previous_change =
-      view_menu_->addAction(tr("Pre&vious Change"), this, [this] { SelectNextChange(true); });
+      view_menu_->addAction(tr("Pre&vious Change"), this, [this] { StepChange(true); });
   previous_change->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft));
   view_menu_->addSeparator();
   QAction* hide = view_menu_->addAction(tr("&Hide Unchanged Passes"));
@@ -790,6 +817,9 @@ void MainWindow::ChooseModule(int module_index) {
   syncing_ = false;
 
   pending_graph_select_ = nullptr;
+  ClearDiff();
+  diff_base_row_ = -1;
+  history_keep_.clear();
   properties_->Clear();
   graph_->Clear();
   text_->Clear();
@@ -924,6 +954,8 @@ void MainWindow::OnStateLoaded(const StateResult& result) {
   if (result.row == wanted_row_ && (waiting_for_state_ || shown_row_ != wanted_row_)) {
     ShowState(result.row);
   }
+  OnHistoryStateLoaded(result.row);
+  TryPendingCompare();
   TrimStates();
   CheckIdle();
 }
@@ -1005,7 +1037,7 @@ void MainWindow::RecomputeTimeline() {
 
 void MainWindow::ShowModule(std::shared_ptr<const Module> module, int row) {
   if (!module) return;
-  if (module != module_) ClearDiff();  // marks name the shown module's instructions
+  if (module != module_) EndComparison();  // marks name the shown module's instructions
   syncing_ = true;
   pending_graph_select_ = nullptr;
   properties_->Clear();
@@ -1185,6 +1217,9 @@ void MainWindow::SyncSelection(const Instruction* instruction, bool graph, bool 
       properties_->Clear();
     }
   }
+  // The side-by-side view follows (unless the click came from it), and so does the history.
+  if (instruction && IsComparing() && !from_diff_view_) diff_view_->ShowInstruction(instruction);
+  ScheduleHistory();
   syncing_ = false;
   CheckIdle();
 }
@@ -1249,7 +1284,8 @@ void MainWindow::ExportWithDialog(const QString& extension, const QString& filte
 bool MainWindow::IsBusy() const {
   return loader_->busy() || waiting_for_state_ || graph_->IsLayoutRunning() ||
          pending_graph_select_ != nullptr || pending_text_show_ != nullptr ||
-         text_->IsLoading();
+         text_->IsLoading() || diff_computing_ || diff_view_->IsLoading() || pending_base_ >= 0 ||
+         history_scheduled_ || history_tracing_ || history_waiting_;
 }
 
 void MainWindow::CheckIdle() {
@@ -1309,40 +1345,7 @@ bool MainWindow::CompareWithBeforeOptimizations() {
 
 bool MainWindow::CompareWithRow(int previous) {
   if (!module_ || previous < 0 || previous >= static_cast<int>(rows_.size())) return false;
-  std::shared_ptr<const Module> before = rows_[previous].module;
-  if (!before) {
-    statusBar()->showMessage(tr("The previous step is still loading; try again"), 5000);
-    loader_->RequestState(previous);
-    return false;
-  }
-  const ModuleDiff diff = DiffModules(*before, *module_);
-  std::unordered_map<const Instruction*, uint8_t> marks;
-  diff_order_.clear();
-  for (const ComputationDiff& c : diff.computations) {
-    for (const InstructionDiff& row : c.rows) {
-      if (row.b == nullptr) continue;
-      if (row.kind == DiffKind::kAdded) marks[row.b] = 1;
-      if (row.kind == DiffKind::kChanged) marks[row.b] = 2;
-      if (row.kind == DiffKind::kAdded || row.kind == DiffKind::kChanged) {
-        diff_order_.push_back(row.b);
-      }
-    }
-  }
-  diff_position_ = -1;
-  text_->SetDiffMarks(marks);
-  graph_->SetDiffMarks(std::move(marks));
-  const DiffCounts& n = diff.counts;
-  diff_summary_->setText(
-      tr("Compared with %1: %2 changed, %3 added, %4 removed, %5 unchanged (%6 renamed). "
-         "Green: added; orange: changed.")
-          .arg(Q(states_[previous].label))
-          .arg(n.changed)
-          .arg(n.added)
-          .arg(n.removed)
-          .arg(n.unchanged)
-          .arg(n.renamed));
-  diff_bar_->show();
-  return true;
+  return CompareRows(previous, shown_row_);
 }
 
 const Instruction* MainWindow::SelectNextChange(bool backwards) {
@@ -1359,8 +1362,355 @@ const Instruction* MainWindow::SelectNextChange(bool backwards) {
 }
 
 void MainWindow::ClearDiff() {
+  pending_base_ = pending_row_ = -1;
+  EndComparison();
+  CheckIdle();
+}
+
+QString MainWindow::diff_summary() const {
+  return diff_bar_->isVisible() ? diff_summary_->text() : QString();
+}
+
+}  // namespace hlowb::gui
+
+// ---------------------------------------------------------------------------------------------
+// Comparing any two states: marks and removed ghosts on the graph, the side-by-side view
+
+namespace hlowb::gui {
+namespace {
+
+// Modules at least this large are diffed on a worker thread.
+constexpr int64_t kAsyncDiffInstructions = 2000;
+
+std::string Clip(std::string s, size_t max) {
+  if (s.size() > max) s = s.substr(0, max - 1) + "…";
+  return s;
+}
+
+}  // namespace
+
+void MainWindow::BuildCompareUi() {
+  // The diff bar: side by side on or off, and the change walk of the side-by-side view.
+  auto* bar = static_cast<QHBoxLayout*>(diff_bar_->layout());
+  auto* previous = new QToolButton;
+  previous->setObjectName(QStringLiteral("diffPrevious"));
+  previous->setArrowType(Qt::UpArrow);
+  previous->setToolTip(tr("Previous change (Ctrl+[)"));
+  connect(previous, &QToolButton::clicked, this, [this] { StepChange(true); });
+  auto* next = new QToolButton;
+  next->setObjectName(QStringLiteral("diffNext"));
+  next->setArrowType(Qt::DownArrow);
+  next->setToolTip(tr("Next change (Ctrl+])"));
+  connect(next, &QToolButton::clicked, this, [this] { StepChange(false); });
+  side_by_side_ = QSettings().value(QStringLiteral("view/sideBySide"), true).toBool();
+  side_by_side_button_ = new QToolButton;
+  side_by_side_button_->setObjectName(QStringLiteral("sideBySide"));
+  side_by_side_button_->setText(tr("Side by Side"));
+  side_by_side_button_->setToolTip(
+      tr("Show the two states' text side by side, aligned by the structural match"));
+  side_by_side_button_->setCheckable(true);
+  side_by_side_button_->setChecked(side_by_side_);
+  connect(side_by_side_button_, &QToolButton::toggled, this, [this](bool on) { SetSideBySide(on); });
+  bar->insertWidget(1, previous);
+  bar->insertWidget(2, next);
+  bar->insertWidget(3, side_by_side_button_);
+
+  connect(diff_view_, &viewer::HloDiffView::instructionActivated, this,
+          [this](const hlowb::Instruction* instruction) {
+            if (syncing_ || !instruction) return;
+            from_diff_view_ = true;
+            SyncSelection(instruction, true, true, true);
+            from_diff_view_ = false;
+          });
+  connect(diff_view_, &viewer::HloDiffView::diffLoaded, this, [this] { CheckIdle(); });
+  connect(this, &MainWindow::stateShown, this, [this] {
+    TryPendingCompare();
+    ScheduleHistory();
+  });
+  connect(loader_, &Loader::statesFinished, this, [this] { OnLoadingFinished(); });
+  connect(loader_, &Loader::busyChanged, this, [this](bool busy) {
+    if (!busy) OnLoadingFinished();
+  });
+
+  // The timeline: Ctrl+click a second state and compare the two; a context menu for the rest.
+  timeline_view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  timeline_view_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(timeline_view_, &QWidget::customContextMenuRequested, this,
+          &MainWindow::ShowTimelineMenu);
+  timeline_view_->setToolTip(timeline_view_->toolTip() +
+                             tr("; Ctrl+click a second state, then Compare Selected States "
+                                "(context menu) to diff any two"));
+
+  view_menu_->addSeparator();
+  QAction* compare_selected = view_menu_->addAction(tr("Compare &Selected States"), this,
+                                                    [this] { CompareSelectedStates(); });
+  compare_selected->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+  view_menu_->addAction(tr("Set Shown State as Diff &Base"), this,
+                        [this] { SetDiffBase(shown_row_); });
+  view_menu_->addAction(tr("Compare with Diff B&ase"), this, [this] { CompareWithDiffBase(); });
+  QAction* sbs = view_menu_->addAction(tr("Side-by-Side &Diff"));
+  sbs->setCheckable(true);
+  sbs->setChecked(side_by_side_);
+  connect(sbs, &QAction::toggled, side_by_side_button_, &QToolButton::setChecked);
+  connect(side_by_side_button_, &QToolButton::toggled, sbs, &QAction::setChecked);
+
+  // History: the selected instruction through every state of the timeline.
+  history_ = new viewer::HistoryPanel;
+  history_->setObjectName(QStringLiteral("historyPanel"));
+  history_pool_ = new QThreadPool(this);
+  history_pool_->setMaxThreadCount(1);
+  history_latest_ = std::make_shared<std::atomic<uint64_t>>(0);
+  history_dock_ = new QDockWidget(tr("History"), this);
+  history_dock_->setObjectName(QStringLiteral("historyDock"));
+  history_dock_->setWidget(history_);
+  addDockWidget(Qt::RightDockWidgetArea, history_dock_);
+  if (auto* properties = findChild<QDockWidget*>(QStringLiteral("propertiesDock"))) {
+    tabifyDockWidget(properties, history_dock_);
+    properties->raise();
+  }
+  connect(history_dock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (visible) {
+      ScheduleHistory();
+    } else {
+      history_keep_.clear();  // the states loaded for it may go
+    }
+  });
+  connect(history_, &viewer::HistoryPanel::stateActivated, this,
+          [this](int state, const QString& name) {
+            if (state < 0 || state >= static_cast<int>(rows_.size())) return;
+            if (!name.isEmpty()) selected_name_ = name;
+            if (state == shown_row_) {
+              if (!name.isEmpty()) SelectInstructionByName(name);
+              return;
+            }
+            SelectTimelineRow(state);
+          });
+  QAction* history_toggle = history_dock_->toggleViewAction();
+  history_toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H));
+  view_menu_->addAction(history_toggle);
+}
+
+bool MainWindow::CompareRows(int base_row, int row) {
+  const int n = static_cast<int>(rows_.size());
+  if (base_row < 0 || row < 0 || base_row >= n || row >= n || base_row == row) {
+    statusBar()->showMessage(tr("Choose two different states to compare"), 5000);
+    return false;
+  }
+  pending_base_ = base_row;
+  pending_row_ = row;
+  pending_requested_ = false;
+  if (wanted_row_ != row || shown_row_ != row) SelectTimelineRow(row);
+  TryPendingCompare();
+  return pending_base_ < 0 && (diff_computing_ || compared_base_row_ == base_row);
+}
+
+bool MainWindow::CompareSelectedStates() {
+  std::vector<int> rows;
+  for (const QModelIndex& index : timeline_view_->selectionModel()->selectedRows()) {
+    rows.push_back(timeline_filter_->mapToSource(index).row());
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  if (rows.size() != 2) {
+    statusBar()->showMessage(
+        tr("Select two states in the timeline (Ctrl+click the second) to compare them"), 8000);
+    return false;
+  }
+  return CompareRows(rows[0], rows[1]);
+}
+
+void MainWindow::SetDiffBase(int row) {
+  if (row < 0 || row >= static_cast<int>(states_.size())) return;
+  diff_base_row_ = row;
+  UpdateTimelineMarks();
+  statusBar()->showMessage(
+      tr("Diff base: %1. Show another state and choose Compare with Diff Base.")
+          .arg(Q(states_[row].label)),
+      8000);
+}
+
+bool MainWindow::CompareWithDiffBase() {
+  if (diff_base_row_ < 0) {
+    statusBar()->showMessage(tr("No diff base: choose Set as Diff Base on a timeline state"),
+                             5000);
+    return false;
+  }
+  return CompareRows(diff_base_row_, wanted_row_ >= 0 ? wanted_row_ : shown_row_);
+}
+
+void MainWindow::TryPendingCompare() {
+  if (pending_base_ < 0) return;
+  const int base = pending_base_;
+  const int row = pending_row_;
+  auto drop = [this](const QString& why) {
+    pending_base_ = pending_row_ = -1;
+    if (!why.isEmpty()) statusBar()->showMessage(why, 8000);
+    CheckIdle();
+  };
+  if (base >= static_cast<int>(rows_.size()) || row >= static_cast<int>(rows_.size()) ||
+      wanted_row_ != row) {
+    drop(QString());  // the user moved on
+    return;
+  }
+  for (int r : {base, row}) {
+    if (rows_[r].failed) {
+      drop(tr("%1 did not load; nothing to compare").arg(Q(states_[r].label)));
+      return;
+    }
+  }
+  if (shown_row_ != row || !module_ || module_ != rows_[row].module) return;  // on its way
+  std::shared_ptr<const Module> before = rows_[base].module;
+  if (!before) {
+    if (!pending_requested_) {
+      pending_requested_ = true;
+      statusBar()->showMessage(tr("Loading %1 to compare with…").arg(Q(states_[base].label)));
+      loader_->RequestState(base);
+    }
+    return;
+  }
+  pending_base_ = pending_row_ = -1;
+  const uint64_t generation = ++diff_generation_;
+  std::shared_ptr<const Module> shown = module_;
+  if (std::max(before->instruction_count(), shown->instruction_count()) <
+      kAsyncDiffInstructions) {
+    ApplyDiff(generation, base, before, shown,
+              std::make_shared<const ModuleDiff>(DiffModules(*before, *shown)));
+    return;
+  }
+  diff_computing_ = true;
+  statusBar()->showMessage(tr("Comparing with %1…").arg(Q(states_[base].label)));
+  QPointer<MainWindow> self(this);
+  std::thread([self, generation, base, before, shown] {
+    auto diff = std::make_shared<const ModuleDiff>(DiffModules(*before, *shown));
+    QMetaObject::invokeMethod(
+        QCoreApplication::instance(),
+        [self, generation, base, before, shown, diff] {
+          if (self) self->ApplyDiff(generation, base, before, shown, diff);
+        },
+        Qt::QueuedConnection);
+  }).detach();
+}
+
+void MainWindow::ApplyDiff(uint64_t generation, int base_row, std::shared_ptr<const Module> base,
+                           std::shared_ptr<const Module> shown,
+                           std::shared_ptr<const ModuleDiff> diff) {
+  if (generation != diff_generation_) return;
+  diff_computing_ = false;
+  if (shown != module_ || !diff) {
+    CheckIdle();
+    return;
+  }
+  if (!diff_bar_->isVisible()) statusBar()->clearMessage();  // "Comparing with…"
+  const ModuleDiff& d = *diff;
+  std::unordered_map<const Instruction*, uint8_t> marks;
+  std::unordered_map<const Instruction*, const Instruction*> match;  // base -> shown
+  diff_order_.clear();
+  for (const ComputationDiff& c : d.computations) {
+    for (const InstructionDiff& row : c.rows) {
+      if (row.a != nullptr && row.b != nullptr) match.emplace(row.a, row.b);
+      if (row.b == nullptr) continue;
+      if (row.kind == DiffKind::kAdded) marks[row.b] = 1;
+      if (row.kind == DiffKind::kChanged) marks[row.b] = 2;
+      if (row.kind == DiffKind::kAdded || row.kind == DiffKind::kChanged) {
+        diff_order_.push_back(row.b);
+      }
+    }
+  }
+  diff_position_ = -1;
+  text_->SetDiffMarks(marks);
+  graph_->SetDiffMarks(std::move(marks));
+
+  // Removed instructions as ghosts, in the matched computation of the shown state, joined to
+  // the matched operands and users they had.
+  std::vector<viewer::GraphView::RemovedGhost> ghosts;
+  std::unordered_map<const Instruction*, int> ghost_of;
+  const QString base_label = Q(states_[base_row].label);
+  for (const ComputationDiff& c : d.computations) {
+    if (c.a == nullptr || c.b == nullptr) continue;  // nowhere to draw a whole computation
+    for (const InstructionDiff& row : c.rows) {
+      if (row.kind != DiffKind::kRemoved || row.a == nullptr) continue;
+      const Instruction& a = *row.a;
+      viewer::GraphView::RemovedGhost g;
+      g.key = a.name();
+      g.label = {a.name(), std::string(OpcodeName(a.opcode())),
+                 Clip(PrintShape(a.shape(), false), 64)};
+      PrintOptions short_form = PrintOptions::Short();
+      short_form.print_metadata = false;
+      g.tooltip = tr("Removed (present in %1):\n%2")
+                      .arg(base_label, Q(Clip(PrintInstruction(a, short_form), 400)))
+                      .toStdString();
+      if (row.fused_into != nullptr) {
+        g.tooltip += tr("\nFused into %1").arg(Q(row.fused_into->name())).toStdString();
+      }
+      g.computation = c.b;
+      ghost_of.emplace(row.a, static_cast<int>(ghosts.size()));
+      ghosts.push_back(std::move(g));
+    }
+  }
+  for (const ComputationDiff& c : d.computations) {
+    if (c.a == nullptr) continue;
+    for (const Instruction* user : c.a->instructions()) {
+      auto user_ghost = ghost_of.find(user);
+      auto user_match = match.find(user);
+      for (const Instruction* operand : user->operands()) {
+        auto it = ghost_of.find(operand);
+        if (user_ghost != ghost_of.end()) {
+          viewer::GraphView::RemovedGhost& g = ghosts[user_ghost->second];
+          if (it != ghost_of.end()) {
+            g.removed_operands.push_back(it->second);
+          } else if (auto m = match.find(operand); m != match.end()) {
+            g.operands.push_back(m->second);
+          }
+        } else if (it != ghost_of.end() && user_match != match.end()) {
+          ghosts[it->second].users.push_back(user_match->second);
+        }
+      }
+    }
+  }
+  graph_->SetRemovedGhosts(std::move(ghosts));
+
+  compared_base_row_ = base_row;
+  diff_base_module_ = base;
+  diff_ = diff;
+  const DiffCounts& n = d.counts;
+  diff_summary_->setText(
+      tr("Compared with %1: %2 changed, %3 added, %4 removed, %5 unchanged (%6 renamed). "
+         "Green: added; orange: changed; red: removed (dashed ghosts on the graph).")
+          .arg(base_label)
+          .arg(n.changed)
+          .arg(n.added)
+          .arg(n.removed)
+          .arg(n.unchanged)
+          .arg(n.renamed));
+  diff_bar_->show();
+  const QString shown_label =
+      shown_row_ >= 0 && shown_row_ < static_cast<int>(states_.size()) ? Q(states_[shown_row_].label)
+                                                                       : QString();
+  diff_view_->SetDiff(base, shown, diff, base_label, shown_label);
+  UpdateComparePane();
+  if (!selected_name_.isEmpty()) {
+    const std::string name = selected_name_.toStdString();
+    for (const auto& c : module_->computations()) {
+      if (const Instruction* i = c->FindInstruction(name)) {
+        diff_view_->ShowInstruction(i);
+        break;
+      }
+    }
+  }
+  CheckIdle();
+}
+
+void MainWindow::EndComparison() {
+  ++diff_generation_;
+  diff_computing_ = false;
   diff_order_.clear();
   diff_position_ = -1;
+  compared_base_row_ = -1;
+  diff_.reset();
+  diff_base_module_.reset();
+  graph_->SetRemovedGhosts({});
+  diff_view_->Clear();
+  UpdateComparePane();
   if (!diff_bar_->isVisible() && diff_summary_->text().isEmpty()) return;
   graph_->SetDiffMarks({});
   text_->SetDiffMarks({});
@@ -1368,8 +1718,268 @@ void MainWindow::ClearDiff() {
   diff_bar_->hide();
 }
 
-QString MainWindow::diff_summary() const {
-  return diff_bar_->isVisible() ? diff_summary_->text() : QString();
+void MainWindow::SetSideBySide(bool on) {
+  if (side_by_side_button_->isChecked() != on) {
+    side_by_side_button_->setChecked(on);  // comes back here through toggled
+    return;
+  }
+  side_by_side_ = on;
+  QSettings().setValue(QStringLiteral("view/sideBySide"), on);
+  UpdateComparePane();
+}
+
+void MainWindow::UpdateComparePane() {
+  text_stack_->setCurrentWidget(IsComparing() && side_by_side_
+                                    ? static_cast<QWidget*>(diff_view_)
+                                    : static_cast<QWidget*>(text_));
+  UpdateTimelineMarks();
+}
+
+void MainWindow::UpdateTimelineMarks() {
+  using Mark = viewer::TimelineEntry::CompareMark;
+  const bool was_syncing = syncing_;
+  syncing_ = true;  // rows changing must not move the views
+  for (int r = 0; r < timeline_model_->rowCount(); ++r) {
+    const viewer::TimelineEntry* old = timeline_model_->EntryAt(r);
+    if (old == nullptr) continue;
+    Mark mark = Mark::kNone;
+    if (r == diff_base_row_) mark = Mark::kDiffBase;
+    if (IsComparing() && r == compared_base_row_) mark = Mark::kComparedBase;
+    if (IsComparing() && r == shown_row_) mark = Mark::kCompared;
+    if (old->compare == mark) continue;
+    viewer::TimelineEntry e = *old;
+    e.compare = mark;
+    timeline_model_->UpdateEntry(r, e);
+  }
+  syncing_ = was_syncing;
+}
+
+int MainWindow::StepChange(bool backwards) {
+  if (!IsComparing() || !side_by_side_ || diff_view_->LineCount() == 0) {
+    SelectNextChange(backwards);
+    return -1;
+  }
+  const int line = diff_view_->GoToChange(backwards);
+  const SideBySideLine* at = diff_view_->LineAt(line);
+  if (at == nullptr) return -1;
+  if (at->b != nullptr) {
+    from_diff_view_ = true;
+    SelectInstruction(at->b);
+    from_diff_view_ = false;
+  }
+  statusBar()->showMessage(
+      at->b != nullptr ? tr("%1: %2").arg(Q(std::string(DiffKindName(at->kind))), Q(at->b->name()))
+                       : tr("removed: %1").arg(at->a != nullptr ? Q(at->a->name()) : QString()),
+      5000);
+  return line;
+}
+
+void MainWindow::ShowTimelineMenu(const QPoint& pos) {
+  const QModelIndex at = timeline_view_->indexAt(pos);
+  const int row = at.isValid() ? timeline_filter_->mapToSource(at).row() : -1;
+  QMenu menu(this);
+  const int selected = static_cast<int>(timeline_view_->selectionModel()->selectedRows().size());
+  QAction* compare_selected =
+      menu.addAction(tr("Compare Selected States"), this, [this] { CompareSelectedStates(); });
+  compare_selected->setEnabled(selected == 2);
+  if (row >= 0 && row < static_cast<int>(states_.size())) {
+    const QString label = Q(states_[row].label);
+    if (row != shown_row_ && shown_row_ >= 0) {
+      menu.addAction(tr("Compare Shown State with \"%1\"").arg(label), this,
+                     [this, row] { CompareRows(row, shown_row_); });
+    }
+    menu.addAction(tr("Set \"%1\" as Diff Base").arg(label), this,
+                   [this, row] { SetDiffBase(row); });
+  }
+  if (diff_base_row_ >= 0 && diff_base_row_ < static_cast<int>(states_.size())) {
+    QAction* a = menu.addAction(
+        tr("Compare with Diff Base (%1)").arg(Q(states_[diff_base_row_].label)), this,
+        [this] { CompareWithDiffBase(); });
+    a->setEnabled(diff_base_row_ != shown_row_);
+  }
+  menu.addSeparator();
+  menu.addAction(tr("Compare with Previous Step"), this, [this] { CompareWithPreviousStep(); });
+  menu.addAction(tr("Compare with before_optimizations"), this,
+                 [this] { CompareWithBeforeOptimizations(); });
+  if (IsComparing()) menu.addAction(tr("Stop Comparing"), this, [this] { ClearDiff(); });
+  menu.exec(timeline_view_->viewport()->mapToGlobal(pos));
+}
+
+void MainWindow::OnLoadingFinished() {
+  if (loader_->busy()) return;
+  // Whatever was requested and did not come will not come now.
+  if (history_waiting_) {
+    history_waiting_ = false;
+    StartHistoryTrace();
+  }
+  if (pending_base_ >= 0 && pending_requested_ && pending_base_ < static_cast<int>(rows_.size()) &&
+      !rows_[pending_base_].module) {
+    pending_base_ = pending_row_ = -1;
+    statusBar()->showMessage(tr("The state to compare with did not load"), 8000);
+  }
+  CheckIdle();
+}
+
+// ---------------------------------------------------------------------------------------------
+// History: the selected instruction's provenance across the timeline
+
+void MainWindow::ScheduleHistory() {
+  if (history_scheduled_ || history_dock_ == nullptr) return;
+  history_scheduled_ = true;
+  QTimer::singleShot(0, this, [this] {
+    history_scheduled_ = false;
+    UpdateHistory();
+    CheckIdle();
+  });
+}
+
+void MainWindow::UpdateHistory() {
+  if (!history_dock_->isVisible()) return;
+  const bool have = module_ && session_ && shown_row_ >= 0 &&
+                    shown_row_ < static_cast<int>(rows_.size()) && !selected_name_.isEmpty();
+  if (!have) {
+    history_key_.clear();
+    *history_latest_ = ++history_generation_;
+    history_tracing_ = history_waiting_ = false;
+    history_->Clear();
+    history_->SetMessage(module_ && shown_row_ < 0
+                             ? tr("History follows an instruction through the passes of a dump "
+                                  "directory; open one to see it")
+                             : tr("Select an instruction to see its history across the passes"));
+    return;
+  }
+  const QString key = QString::number(shown_row_) + QLatin1Char('/') + selected_name_;
+  if (key == history_key_) return;  // shown, or on its way
+  history_key_ = key;
+  // Moving along the history shown (clicking one of its rows) keeps it.
+  if (!history_tracing_ && !history_waiting_) {
+    for (const viewer::HistoryPanel::Row& r : history_->rows()) {
+      if (r.state == shown_row_ && r.name == selected_name_) return;
+    }
+  }
+  *history_latest_ = ++history_generation_;
+  history_tracing_ = false;
+  history_->SetSubject(
+      tr("%1 in %2").arg(selected_name_, Q(states_[shown_row_].label)));
+  history_keep_.resize(rows_.size());
+  int missing = 0;
+  for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
+    if (rows_[r].module) {
+      history_keep_[r] = rows_[r].module;  // held for the trace even when trimmed
+    } else if (!rows_[r].failed && !history_keep_[r]) {
+      ++missing;
+      loader_->RequestState(r);
+    }
+  }
+  if (missing > 0) {
+    history_waiting_ = true;
+    history_->SetProgress(tr("Loading states"), static_cast<int>(rows_.size()) - missing,
+                          static_cast<int>(rows_.size()));
+    return;
+  }
+  history_waiting_ = false;
+  StartHistoryTrace();
+}
+
+void MainWindow::OnHistoryStateLoaded(int row) {
+  if (row < 0 || row >= static_cast<int>(rows_.size())) return;
+  if (history_dock_ != nullptr && history_dock_->isVisible() && rows_[row].module &&
+      row < static_cast<int>(history_keep_.size())) {
+    history_keep_[row] = rows_[row].module;
+  }
+  if (!history_waiting_) return;
+  int missing = 0;
+  for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
+    if (!rows_[r].failed && !history_keep_[r]) ++missing;
+  }
+  const int total = static_cast<int>(rows_.size());
+  history_->SetProgress(tr("Loading states"), total - missing, total);
+  if (missing > 0) return;
+  history_waiting_ = false;
+  StartHistoryTrace();
+}
+
+void MainWindow::StartHistoryTrace() {
+  if (shown_row_ < 0 || shown_row_ >= static_cast<int>(rows_.size()) || selected_name_.isEmpty()) {
+    return;
+  }
+  const int n = static_cast<int>(rows_.size());
+  history_keep_.resize(n);
+  auto modules = std::make_shared<std::vector<std::shared_ptr<const Module>>>(n);
+  std::vector<TimelineInput> inputs(n);
+  for (int r = 0; r < n; ++r) {
+    const DumpState& s = states_[r];
+    TimelineInput& in = inputs[r];
+    in.label = s.label;
+    in.step = s.step;
+    in.pipeline = s.pipeline;
+    in.pass = s.pass;
+    in.is_pass = s.stage == StageKind::kPassStep;
+    (*modules)[r] = rows_[r].module ? rows_[r].module : history_keep_[r];
+    in.module = (*modules)[r].get();
+  }
+  const uint64_t generation = history_generation_;
+  const int start = shown_row_;
+  const std::string name = selected_name_.toStdString();
+  history_tracing_ = true;
+  history_->SetProgress(tr("Tracing"), 0, std::max(1, n - 1));
+  std::shared_ptr<std::atomic<uint64_t>> latest = history_latest_;
+  QPointer<MainWindow> self(this);
+  history_pool_->clear();
+  history_pool_->start([self, latest, generation, modules, inputs, start, name] {
+    if (latest->load() != generation) return;
+    std::string error;
+    std::vector<ProvenanceStep> steps =
+        TraceInstruction(inputs, start, name, &error, [&](int done, int total) {
+          if (latest->load() != generation) return false;
+          QMetaObject::invokeMethod(
+              QCoreApplication::instance(),
+              [self, generation, done, total] {
+                if (self && self->history_generation_ == generation && self->history_tracing_) {
+                  self->history_->SetProgress(MainWindow::tr("Tracing"), done, total);
+                }
+              },
+              Qt::QueuedConnection);
+          return true;
+        });
+    if (latest->load() != generation) return;
+    QMetaObject::invokeMethod(
+        QCoreApplication::instance(),
+        [self, generation, steps, error] {
+          if (self) self->FinishHistory(generation, steps, error);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void MainWindow::FinishHistory(uint64_t generation, const std::vector<ProvenanceStep>& steps,
+                               const std::string& error) {
+  if (generation != history_generation_) return;
+  history_tracing_ = false;
+  if (steps.empty()) {
+    history_->SetMessage(error.empty() ? tr("No history") : Q(error));
+    CheckIdle();
+    return;
+  }
+  std::vector<viewer::HistoryPanel::Row> rows;
+  for (int r = 0; r < static_cast<int>(steps.size()) && r < static_cast<int>(states_.size()); ++r) {
+    const ProvenanceStep& s = steps[r];
+    viewer::HistoryPanel::Row row;
+    row.state = r;
+    row.label = Q(s.label);
+    row.pass = Q(states_[r].pass);
+    row.name = Q(s.name);
+    row.event = Q(s.event);
+    row.eventful = s.event != "present" && s.event != "absent" && s.event != "not loaded";
+    rows.push_back(std::move(row));
+  }
+  history_->SetRows(std::move(rows));
+  // Keep the shown state's row in view.
+  if (shown_row_ >= 0 && shown_row_ < history_->table()->rowCount()) {
+    history_->table()->selectRow(shown_row_);
+    history_->table()->scrollToItem(history_->table()->item(shown_row_, 0));
+  }
+  CheckIdle();
 }
 
 }  // namespace hlowb::gui

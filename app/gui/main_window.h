@@ -9,6 +9,7 @@
 #include <QMainWindow>
 #include <QPointer>
 #include <QString>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -16,10 +17,14 @@
 #include "absl/status/status.h"
 #include "app/gui/loader.h"
 #include "app/gui/replay_controller.h"
+#include "core/analysis/timeline.h"
 #include "core/ir/module.h"
 
 class QAction;
 class QCheckBox;
+class QDockWidget;
+class QStackedWidget;
+class QThreadPool;
 class QFrame;
 class QProcess;
 class QLabel;
@@ -33,9 +38,15 @@ class QTableView;
 class QToolBar;
 class QToolButton;
 
+namespace hlowb {
+struct ModuleDiff;
+}  // namespace hlowb
+
 namespace hlowb::viewer {
 class ComputationsModel;
 class GraphView;
+class HistoryPanel;
+class HloDiffView;
 class HloTextView;
 class ModulesModel;
 class PropertiesPanel;
@@ -106,9 +117,9 @@ class MainWindow : public QMainWindow {
   viewer::ReplayPanel* replay_panel() const { return replay_panel_; }
   ReplayController* replay_controller() const { return replay_; }
   // Colours the graph by a diff against the previous step of the timeline (green added,
-  // orange changed) and shows the counts by kind in the diff bar; false when there is no
-  // previous step or it is not loaded yet (it is then requested). Showing another state or
-  // ClearDiff() ends it.
+  // orange changed, removed as ghosts) and shows the counts by kind in the diff bar; false when
+  // there is no previous step, or when it is not loaded yet (it is then requested and the
+  // comparison made when it arrives). Showing another state or ClearDiff() ends it.
   bool CompareWithPreviousStep();
   bool CompareWithBeforeOptimizations();
   // Selects the next (or previous) added or changed instruction of the comparison, in the
@@ -117,6 +128,35 @@ class MainWindow : public QMainWindow {
   void ClearDiff();
   // The diff bar's text; empty when not comparing.
   QString diff_summary() const;
+
+  // --- Comparing any two states, side by side, removed ghosts, history. ---
+  // Compares timeline row `row` (shown: the timeline moves there) with `base_row`: marks and
+  // removed ghosts on the graph, the side-by-side view, the diff bar. A state that is not
+  // loaded yet is requested and the comparison made when it arrives (unless the user moves on
+  // meanwhile). True when the comparison is shown now or being computed in the background.
+  bool CompareRows(int base_row, int row);
+  // Compares the two rows selected in the timeline (Ctrl+click), the earlier one as the base.
+  bool CompareSelectedStates();
+  // The base for CompareWithDiffBase ("Set as Diff Base" in the timeline's context menu).
+  void SetDiffBase(int row);
+  int diff_base_row() const { return diff_base_row_; }
+  bool CompareWithDiffBase();
+  // The base row of the comparison shown (-1 when none) and whether one is shown.
+  int compared_base_row() const { return compared_base_row_; }
+  bool IsComparing() const { return compared_base_row_ >= 0; }
+  // Side by side: while comparing, the text pane shows the aligned two-sided diff.
+  void SetSideBySide(bool on);
+  bool side_by_side() const { return side_by_side_; }
+  // The next (previous) change of the side-by-side view, removed lines included, with the
+  // shown state's instruction on that line selected; without the view, SelectNextChange.
+  // Returns the diff view's line, -1 when there is none.
+  int StepChange(bool backwards = false);
+  // Recomputes the History panel for the selected instruction (it follows the selection and
+  // the shown state by itself while its dock is visible).
+  void UpdateHistory();
+  viewer::HloDiffView* diff_view() const { return diff_view_; }
+  viewer::HistoryPanel* history_panel() const { return history_; }
+  QDockWidget* history_dock() const { return history_dock_; }
   // Replays the shown module in the worker process with the panel's settings.
   void StartReplay(const viewer::ReplaySettings& settings);
   // Writes what reproduces the last replay to `dir`: the module (module.hlo, or the file it
@@ -202,6 +242,22 @@ class MainWindow : public QMainWindow {
   void ExportWithDialog(const QString& extension, const QString& filter);
   void ShowSearchBar();
 
+  // Comparing and history (main_window.cc, "Comparing" and "History").
+  void BuildCompareUi();
+  void EndComparison();
+  void TryPendingCompare();
+  void ApplyDiff(uint64_t generation, int base_row, std::shared_ptr<const Module> base,
+                 std::shared_ptr<const Module> shown, std::shared_ptr<const ModuleDiff> diff);
+  void ShowTimelineMenu(const QPoint& pos);
+  void UpdateComparePane();
+  void UpdateTimelineMarks();
+  void ScheduleHistory();
+  void OnHistoryStateLoaded(int row);
+  void OnLoadingFinished();
+  void StartHistoryTrace();
+  void FinishHistory(uint64_t generation, const std::vector<ProvenanceStep>& steps,
+                     const std::string& error);
+
   // Views and models.
   viewer::GraphView* graph_ = nullptr;
   viewer::HloTextView* text_ = nullptr;
@@ -280,6 +336,34 @@ class MainWindow : public QMainWindow {
   bool syncing_ = false;
   bool was_busy_ = false;
   QString theme_ = QStringLiteral("system");
+
+  // Comparing.
+  QStackedWidget* text_stack_ = nullptr;  // the text view, or the side-by-side view
+  viewer::HloDiffView* diff_view_ = nullptr;
+  QToolButton* side_by_side_button_ = nullptr;
+  bool side_by_side_ = true;
+  int diff_base_row_ = -1;      // chosen with "Set as Diff Base"
+  int compared_base_row_ = -1;  // of the comparison shown
+  int pending_base_ = -1;       // a comparison waiting for states: base and shown rows
+  int pending_row_ = -1;
+  bool pending_requested_ = false;
+  uint64_t diff_generation_ = 0;
+  bool diff_computing_ = false;
+  bool from_diff_view_ = false;
+  std::shared_ptr<const Module> diff_base_module_;
+  std::shared_ptr<const ModuleDiff> diff_;
+
+  // History.
+  viewer::HistoryPanel* history_ = nullptr;
+  QDockWidget* history_dock_ = nullptr;
+  QThreadPool* history_pool_ = nullptr;
+  std::shared_ptr<std::atomic<uint64_t>> history_latest_;
+  uint64_t history_generation_ = 0;
+  bool history_scheduled_ = false;
+  bool history_tracing_ = false;
+  bool history_waiting_ = false;  // for states to load
+  QString history_key_;           // "row/name" the panel shows or computes
+  std::vector<std::shared_ptr<const Module>> history_keep_;  // states loaded for the trace
 };
 
 // Applies the light or dark palette: `theme` is "system" (dark when the platform's window

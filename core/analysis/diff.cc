@@ -490,4 +490,65 @@ std::string FormatUnifiedDiff(const ModuleDiff& diff, const std::string& label_a
   return out;
 }
 
+std::vector<SideBySideLine> BuildSideBySide(const ModuleDiff& diff) {
+  std::vector<SideBySideLine> lines;
+  auto header = [](const Computation* c) {
+    if (c == nullptr) return std::string();
+    const bool entry = c->parent() != nullptr && c->parent()->entry() == c;
+    return StrCat(entry ? "ENTRY %" : "%", c->name(), " {");
+  };
+  for (const ComputationDiff& c : diff.computations) {
+    if (!lines.empty()) lines.push_back(SideBySideLine{});
+    const DiffKind comp_kind = c.a == nullptr   ? DiffKind::kAdded
+                               : c.b == nullptr ? DiffKind::kRemoved
+                                                : DiffKind::kUnchanged;
+    SideBySideLine head;
+    head.type = SideBySideLine::Type::kHeader;
+    head.kind = comp_kind;
+    head.left = header(c.a);
+    head.right = header(c.b);
+    lines.push_back(std::move(head));
+    for (const InstructionDiff& r : c.rows) {
+      SideBySideLine line;
+      line.type = SideBySideLine::Type::kInstruction;
+      line.kind = r.kind;
+      line.a = r.a;
+      line.b = r.b;
+      if (r.a != nullptr) line.left = StrCat("  ", ShortLine(*r.a));
+      if (r.b != nullptr) line.right = StrCat("  ", ShortLine(*r.b));
+      switch (r.kind) {
+        case DiffKind::kChanged: {
+          std::string what;
+          for (const std::string& c : r.changes) {
+            if (c != "name") StrAppend(&what, what.empty() ? "" : ", ", c);
+          }
+          if (!what.empty()) line.note = StrCat("changed: ", what);
+          break;
+        }
+        case DiffKind::kAdded:
+          line.note = "added";
+          break;
+        case DiffKind::kRemoved:
+          line.note = r.fused_into != nullptr ? StrCat("removed (fused into ", r.fused_into->name(), ")")
+                                              : "removed";
+          break;
+        case DiffKind::kUnchanged:
+          break;
+      }
+      if (r.a != nullptr && r.b != nullptr && r.a->name() != r.b->name()) {
+        StrAppend(&line.note, line.note.empty() ? "" : "; ", "renamed from ", r.a->name(),
+                  " (matched by ", MatchReasonName(r.reason), ")");
+      }
+      lines.push_back(std::move(line));
+    }
+    SideBySideLine close;
+    close.type = SideBySideLine::Type::kClose;
+    close.kind = comp_kind;
+    if (c.a != nullptr) close.left = "}";
+    if (c.b != nullptr) close.right = "}";
+    lines.push_back(std::move(close));
+  }
+  return lines;
+}
+
 }  // namespace hlowb

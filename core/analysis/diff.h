@@ -64,6 +64,28 @@ std::string FormatDiffJson(const ModuleDiff& diff);
 std::string FormatUnifiedDiff(const ModuleDiff& diff, const std::string& label_a,
                               const std::string& label_b);
 
+// One line of a side-by-side rendering: A's text on the left, B's on the right, a matched pair
+// on the same line, and an empty (filler) side opposite an added or removed instruction, so
+// that both sides have the same number of lines.
+struct SideBySideLine {
+  enum class Type : uint8_t { kHeader, kInstruction, kClose, kSpacer };
+  Type type = Type::kSpacer;
+  // For instructions: the row's kind. For headers and closing lines: kAdded or kRemoved when
+  // the computation exists on one side only, else kUnchanged.
+  DiffKind kind = DiffKind::kUnchanged;
+  const Instruction* a = nullptr;
+  const Instruction* b = nullptr;
+  std::string left;   // empty when the line is a filler on that side
+  std::string right;
+  // For instructions that are not unchanged, or renamed: what happened, e.g. "changed: shape,
+  // operands", "renamed from add.3 (matched by structure)", "removed (fused into fusion.2)".
+  std::string note;
+};
+
+// Every computation of the diff (in its order), each as a header line, its instructions (short
+// form, no metadata, indented) and a closing brace, with a blank line between computations.
+std::vector<SideBySideLine> BuildSideBySide(const ModuleDiff& diff);
+
 }  // namespace hlowb
 
 #endif  // HLOWB_CORE_ANALYSIS_DIFF_H_

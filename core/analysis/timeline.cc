@@ -118,7 +118,8 @@ std::string Changes(const InstructionDiff& r) {
 }  // namespace
 
 std::vector<ProvenanceStep> TraceInstruction(const std::vector<TimelineInput>& states, int start,
-                                             const std::string& instruction, std::string* error) {
+                                             const std::string& instruction, std::string* error,
+                                             const std::function<bool(int, int)>& progress) {
   const int n = static_cast<int>(states.size());
   std::vector<ProvenanceStep> steps(n);
   for (int i = 0; i < n; ++i) {
@@ -136,11 +137,18 @@ std::vector<ProvenanceStep> TraceInstruction(const std::vector<TimelineInput>& s
   }
   steps[start].name = origin->name();
   steps[start].event = "present";
+  int compared = 0;
+  const int most = n - 1;
+  auto keep_going = [&] { return !progress || progress(++compared, most); };
   // Forward.
   const Instruction* cur = origin;
   for (int i = start; i + 1 < n && cur; ++i) {
     if (!states[i + 1].module) break;
     ModuleDiff d = DiffModules(*states[i].module, *states[i + 1].module);
+    if (!keep_going()) {
+      *error = "cancelled";
+      return {};
+    }
     const InstructionDiff* r = RowForA(d, cur);
     if (!r || r->kind == DiffKind::kRemoved) {
       steps[i + 1].event = r && r->fused_into ? StrCat("fused into ", r->fused_into->name()) : "removed";
@@ -162,6 +170,10 @@ std::vector<ProvenanceStep> TraceInstruction(const std::vector<TimelineInput>& s
   for (int i = start; i > 0 && cur; --i) {
     if (!states[i - 1].module) break;
     ModuleDiff d = DiffModules(*states[i - 1].module, *states[i].module);
+    if (!keep_going()) {
+      *error = "cancelled";
+      return {};
+    }
     const InstructionDiff* r = RowForB(d, cur);
     if (!r || r->kind == DiffKind::kAdded) {
       steps[i].event = steps[i].event == "present" ? "created" : StrCat("created; ", steps[i].event);

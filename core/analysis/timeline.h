@@ -5,6 +5,7 @@
 #ifndef HLOWB_CORE_ANALYSIS_TIMELINE_H_
 #define HLOWB_CORE_ANALYSIS_TIMELINE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,12 @@ struct ProvenanceStep {
 };
 
 // Follows `instruction` (a name in states[start]) backward and forward through the states,
-// matching it across each adjacent pair with the structural diff.
-std::vector<ProvenanceStep> TraceInstruction(const std::vector<TimelineInput>& states, int start,
-                                             const std::string& instruction, std::string* error);
+// matching it across each adjacent pair with the structural diff. `progress` (optional) is
+// called after each pair is compared with the number compared and the most there can be;
+// returning false stops the trace, which then returns nothing with `error` "cancelled".
+std::vector<ProvenanceStep> TraceInstruction(
+    const std::vector<TimelineInput>& states, int start, const std::string& instruction,
+    std::string* error, const std::function<bool(int done, int total)>& progress = nullptr);
 std::string FormatProvenanceText(const std::vector<ProvenanceStep>& steps);
 
 }  // namespace hlowb

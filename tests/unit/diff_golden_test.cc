@@ -1,11 +1,13 @@
 // Golden tests for the structural diff: tests/golden/diff/NAME.a.hlo and NAME.b.hlo give
 // NAME.diff.golden (text report with every row) and NAME.unified.golden (aligned text diff).
 // HLOWB_UPDATE_GOLDEN=1 rewrites the goldens.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include "core/analysis/diff.h"
 #include "core/analysis/fingerprint.h"
+#include "core/analysis/timeline.h"
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
 #include "gtest/gtest.h"
@@ -40,6 +42,29 @@ void Check(const fs::path& golden, const std::string& actual) {
   }
 }
 
+// One line per side-by-side line: the kind (' ' unchanged, '~' changed, '+' added, '-'
+// removed), A's text padded to one column, " | ", B's text.
+std::string FormatSideBySide(const std::vector<SideBySideLine>& lines) {
+  size_t width = 0;
+  for (const SideBySideLine& l : lines) width = std::max(width, l.left.size());
+  std::string out;
+  for (const SideBySideLine& l : lines) {
+    const char mark = l.kind == DiffKind::kChanged   ? '~'
+                      : l.kind == DiffKind::kAdded   ? '+'
+                      : l.kind == DiffKind::kRemoved ? '-'
+                                                     : ' ';
+    out += mark;
+    out += ' ';
+    out += l.left;
+    out += std::string(width - l.left.size(), ' ');
+    out += " | ";
+    out += l.right;
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  return out;
+}
+
 std::vector<std::string> Cases() {
   std::vector<std::string> names;
   std::error_code ec;
@@ -61,6 +86,7 @@ TEST_P(DiffGolden, Report) {
   Check(Dir() / (GetParam() + ".diff.golden"), FormatDiffText(diff, true));
   Check(Dir() / (GetParam() + ".unified.golden"),
         FormatUnifiedDiff(diff, GetParam() + ".a.hlo", GetParam() + ".b.hlo"));
+  Check(Dir() / (GetParam() + ".sidebyside.golden"), FormatSideBySide(BuildSideBySide(diff)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, DiffGolden, ::testing::ValuesIn(Cases()));
@@ -84,6 +110,48 @@ TEST(Diff, FingerprintIgnoresNamesButNotStructure) {
   EXPECT_NE(FingerprintModule(**a).hash, FingerprintModule(**changed).hash);
 }
 
+// Both sides have every line; a matched pair shares its line; the side opposite an added or
+// removed instruction is blank; every row of the diff appears once, in order.
+TEST(Diff, SideBySideAlignsMatchedInstructions) {
+  auto a = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto b = Load(Dir() / "fusion_and_renames.b.hlo");
+  ModuleDiff diff = DiffModules(*a, *b);
+  std::vector<SideBySideLine> lines = BuildSideBySide(diff);
+  size_t rows = 0;
+  for (const ComputationDiff& c : diff.computations) rows += c.rows.size();
+  size_t instruction_lines = 0;
+  bool saw_rename = false;
+  for (const SideBySideLine& l : lines) {
+    if (l.type != SideBySideLine::Type::kInstruction) continue;
+    ++instruction_lines;
+    EXPECT_EQ(l.left.empty(), l.a == nullptr);
+    EXPECT_EQ(l.right.empty(), l.b == nullptr);
+    if (l.a) {
+      EXPECT_NE(l.left.find(l.a->name()), std::string::npos) << l.left;
+    }
+    if (l.b) {
+      EXPECT_NE(l.right.find(l.b->name()), std::string::npos) << l.right;
+    }
+    if (l.kind == DiffKind::kAdded) {
+      EXPECT_TRUE(l.a == nullptr && l.b != nullptr);
+    }
+    if (l.kind == DiffKind::kRemoved) {
+      EXPECT_TRUE(l.b == nullptr && l.a != nullptr);
+    }
+    if (l.a && l.b && l.a->name() == "neg.3") {
+      EXPECT_EQ(l.b->name(), "negate.7");
+      EXPECT_NE(l.note.find("renamed from neg.3"), std::string::npos) << l.note;
+      EXPECT_NE(l.note.find("changed: operands"), std::string::npos) << l.note;
+      saw_rename = true;
+    }
+    if (l.kind == DiffKind::kRemoved && l.a->name() == "add.1") {
+      EXPECT_EQ(l.note, "removed (fused into fusion)");
+    }
+  }
+  EXPECT_EQ(instruction_lines, rows);
+  EXPECT_TRUE(saw_rename);
+}
+
 TEST(Diff, ReportsRenamesAndFusion) {
   auto a = Load(Dir() / "fusion_and_renames.a.hlo");
   auto b = Load(Dir() / "fusion_and_renames.b.hlo");
@@ -94,6 +162,48 @@ TEST(Diff, ReportsRenamesAndFusion) {
   EXPECT_EQ(diff.MatchOfA(a->entry()->FindInstruction("add.1")), nullptr);  // fused away
   EXPECT_EQ(diff.MatchOfB(b->entry()->FindInstruction("fusion")), nullptr);  // new
   EXPECT_GE(diff.counts.renamed, 3);
+}
+
+}  // namespace
+}  // namespace hlowb
+
+namespace hlowb {
+namespace {
+
+// Provenance across three states: renamed by the first step, fused away by the second; the
+// progress callback sees every comparison and can stop the trace.
+TEST(Provenance, TraceReportsProgressAndStops) {
+  auto s0 = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto s1 = Load(Dir() / "fusion_and_renames.a.hlo");
+  auto s2 = Load(Dir() / "fusion_and_renames.b.hlo");
+  ASSERT_TRUE(s0 && s1 && s2);
+  std::vector<TimelineInput> states(3);
+  states[0].label = "before";
+  states[0].module = s0.get();
+  states[1].label = "0001 p: algsimp";
+  states[1].module = s1.get();
+  states[2].label = "0002 f: fusion";
+  states[2].module = s2.get();
+  std::string error;
+  std::vector<std::pair<int, int>> calls;
+  std::vector<ProvenanceStep> steps =
+      TraceInstruction(states, 1, "add.1", &error, [&](int done, int total) {
+        calls.emplace_back(done, total);
+        return true;
+      });
+  ASSERT_EQ(steps.size(), 3u) << error;
+  EXPECT_EQ(steps[0].name, "add.1");
+  EXPECT_EQ(steps[1].event, "present");
+  EXPECT_EQ(steps[2].event, "fused into fusion");
+  EXPECT_TRUE(steps[2].name.empty());
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], std::make_pair(1, 2));
+  EXPECT_EQ(calls[1], std::make_pair(2, 2));
+
+  error.clear();
+  steps = TraceInstruction(states, 1, "add.1", &error, [](int, int) { return false; });
+  EXPECT_TRUE(steps.empty());
+  EXPECT_EQ(error, "cancelled");
 }
 
 }  // namespace

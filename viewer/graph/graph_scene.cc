@@ -108,6 +108,7 @@ std::vector<int> FlattenLevel(const LayoutGraph& g, const LayoutResult& r, QPoin
       n.path = Q(info->path);
     } else {
       n.path = prefix.isEmpty() ? Q(ln.key) : prefix + "/" + Q(ln.key);
+      if (ln.tag == graph::kRemovedNodeTag) n.role = graph::HloNodeRole::kRemoved;
     }
     n.fill = Rgb(ln.style.fill);
     n.stroke = Rgb(ln.style.stroke);
@@ -536,10 +537,13 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
     }
     return;
   }
-  // A diff mark (bits 2-3 of the state: 1 added, 2 changed): a coloured band around the box.
-  const int mark = (state >> 2) & 3;
+  // A diff mark (bits 2-3 of the state: 1 added, 2 changed): a coloured band around the box;
+  // the ghost of a removed instruction always has a red one.
+  const int mark = n.role == graph::HloNodeRole::kRemoved ? 3 : (state >> 2) & 3;
   if (mark != 0) {
-    const QColor band = mark == 1 ? QColor(0x2E, 0xA0, 0x43) : QColor(0xE3, 0x8B, 0x00);
+    const QColor band = mark == 1   ? QColor(0x2E, 0xA0, 0x43)
+                        : mark == 2 ? QColor(0xE3, 0x8B, 0x00)
+                                    : QColor(0xD3, 0x2F, 0x2F);
     const double grow = 4 / std::max(lod, 0.05);
     p->setRenderHint(QPainter::Antialiasing, lod >= kFlatLod);
     p->setPen(Qt::NoPen);

@@ -155,6 +155,7 @@ class GraphScene : public QGraphicsScene {
   const std::vector<int>& selected_nodes() const { return selected_; }
   void SetHoveredNode(int node);
   // Per node: 0 none, 1 added, 2 changed (a diff against another state); drawn as a band.
+  // Nodes of removed instructions (role kRemoved) always draw a red band.
   void SetDiffMarks(const std::vector<uint8_t>& marks);
   int diff_mark(int node) const { return (node_state_[node] >> 2) & 3; }
   // Per node: a heat-map colour that replaces its fill (an invalid colour: none). Such nodes

@@ -229,6 +229,7 @@ struct ViewRequest {
   const Instruction* to = nullptr;
   int radius = 3;
   int threshold = 2000;
+  std::shared_ptr<const std::vector<GraphView::RemovedGhost>> ghosts;
 };
 
 std::string ParentPath(const std::string& path) {
@@ -245,6 +246,84 @@ std::string ClusterPath(const HloGraph& hlo, const Instruction* owner, const std
     }
   }
   return "";
+}
+
+// `shown` plus the ghosts of `r.comp` (see GraphView::SetRemovedGhosts), joined to the top-level
+// nodes drawing their operands and users. With `subset`, only ghosts joined to a shown node
+// (directly or through other ghosts) are added.
+std::shared_ptr<const LayoutGraph> WithRemovedGhosts(std::shared_ptr<const LayoutGraph> shown,
+                                                     const HloGraph& hlo, const ViewRequest& r,
+                                                     bool subset) {
+  const std::vector<GraphView::RemovedGhost>& ghosts = *r.ghosts;
+  std::vector<int> candidates;
+  for (int i = 0; i < static_cast<int>(ghosts.size()); ++i) {
+    if (ghosts[i].computation == r.comp) candidates.push_back(i);
+  }
+  if (candidates.empty()) return shown;
+  // The node drawing each instruction at the top level (its own node, not a ghost copy or an
+  // expanded cluster's frame, whose edges run to its ports).
+  std::unordered_map<const Instruction*, int> node_of;
+  for (int n = 0; n < shown->node_count(); ++n) {
+    const graph::LayoutNode& ln = shown->nodes[n];
+    const graph::HloNodeInfo* info = hlo.info(ln.tag);
+    if (!info || info->role == graph::HloNodeRole::kGhost || ln.expanded) continue;
+    node_of.emplace(info->instruction, n);
+  }
+  auto attached = [&](const GraphView::RemovedGhost& g) {
+    for (const auto* list : {&g.operands, &g.users}) {
+      for (const Instruction* i : *list) {
+        if (node_of.count(i)) return true;
+      }
+    }
+    return false;
+  };
+  std::unordered_map<int, bool> included;  // ghost index -> included
+  for (int i : candidates) included[i] = !subset || attached(ghosts[i]);
+  if (subset) {
+    // Ghosts joined to included ghosts come along (a removed chain hangs off one shown node).
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (int i : candidates) {
+        for (int o : ghosts[i].removed_operands) {
+          auto it = included.find(o);
+          if (it == included.end() || it->second == included[i]) continue;
+          it->second = included[i] = true;
+          grew = true;
+        }
+      }
+    }
+  }
+  auto g = std::make_shared<LayoutGraph>(*shown);
+  std::unordered_map<int, int> ghost_node;
+  for (int i : candidates) {
+    if (!included[i]) continue;
+    const GraphView::RemovedGhost& ghost = ghosts[i];
+    auto [w, h] = r.options.measure ? r.options.measure(ghost.label)
+                                    : graph::EstimateTextSize(ghost.label);
+    const int n = g->AddNode(ghost.key + "#removed", w, h);
+    graph::LayoutNode& ln = g->nodes[n];
+    ln.label = ghost.label;
+    ln.tooltip = ghost.tooltip;
+    ln.tag = graph::kRemovedNodeTag;
+    ln.style.fill = 0xECEFF1;
+    ln.style.stroke = 0x90A4AE;
+    ln.style.text = 0x78909C;
+    ln.style.dashed = true;
+    ghost_node[i] = n;
+  }
+  for (const auto& [i, n] : ghost_node) {
+    const GraphView::RemovedGhost& ghost = ghosts[i];
+    for (const Instruction* o : ghost.operands) {
+      if (auto it = node_of.find(o); it != node_of.end()) g->AddEdge(it->second, n);
+    }
+    for (const Instruction* u : ghost.users) {
+      if (auto it = node_of.find(u); it != node_of.end()) g->AddEdge(n, it->second);
+    }
+    for (int o : ghost.removed_operands) {
+      if (auto it = ghost_node.find(o); it != ghost_node.end()) g->AddEdge(it->second, n);
+    }
+  }
+  return g;
 }
 
 absl::StatusOr<std::shared_ptr<Prepared>> Prepare(const ViewRequest& r,
@@ -353,6 +432,7 @@ absl::StatusOr<std::shared_ptr<Prepared>> Prepare(const ViewRequest& r,
   }
   prep->shown = subset ? std::shared_ptr<const LayoutGraph>(InducedSubgraph(full, selection, true))
                        : hlo->graph();
+  if (r.ghosts && !r.ghosts->empty()) prep->shown = WithRemovedGhosts(prep->shown, *hlo, r, subset);
   prep->expanded = hlo->options().expanded;
   prep->hlo = std::make_shared<const HloGraph>(*std::move(hlo));
   return prep;
@@ -455,6 +535,7 @@ class GraphView::Impl {
   std::unordered_map<const Instruction*, double> heat;
   QWidget* heat_legend = nullptr;
   QString heat_title, heat_low, heat_high;
+  std::shared_ptr<const std::vector<GraphView::RemovedGhost>> ghosts;
   void OnFarImage(uint64_t gen, std::shared_ptr<const gv::SceneModel> model,
                   std::shared_ptr<gv::FarImage> far);
   void PopulateTick(gv::GraphScene* s);
@@ -653,6 +734,7 @@ void GraphView::Impl::Request() {
   r.to = to;
   r.radius = radius;
   r.threshold = threshold;
+  r.ghosts = ghosts;
   std::shared_ptr<Bridge> b = bridge;
   Impl* self = this;
   pool.start([r, b, self] {
@@ -1511,6 +1593,31 @@ int GraphView::CountDiffMarkedNodes(int mark) const {
     if (d.scene->diff_mark(n) == mark) ++count;
   }
   return count;
+}
+
+void GraphView::SetRemovedGhosts(std::vector<RemovedGhost> ghosts) {
+  Impl& d = *impl_;
+  if (ghosts.empty() && (!d.ghosts || d.ghosts->empty())) return;
+  d.ghosts = ghosts.empty() ? nullptr
+                            : std::make_shared<const std::vector<RemovedGhost>>(std::move(ghosts));
+  if (d.comp) {
+    d.CaptureViewAnchor();
+    d.Request();
+  }
+}
+
+int GraphView::RemovedGhostCount() const {
+  return static_cast<int>(RemovedGhostRects().size());
+}
+
+std::vector<QRectF> GraphView::RemovedGhostRects() const {
+  const Impl& d = *impl_;
+  std::vector<QRectF> rects;
+  if (d.scene == nullptr) return rects;
+  for (const gv::NodeSpec& n : d.scene->model().nodes) {
+    if (n.role == graph::HloNodeRole::kRemoved) rects.push_back(n.rect);
+  }
+  return rects;
 }
 
 bool GraphView::ExportInBackground(const QString& path) {

@@ -15,6 +15,7 @@
 #include <QString>
 #include <QWidget>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -101,6 +102,27 @@ class GraphView : public QWidget {
   QColor HeatColorOf(const Instruction* instruction) const;
   int CountHeatNodes() const;
   QString HeatLegendText() const;
+
+  // An instruction another state had and the shown one does not, drawn as a ghost node (dashed,
+  // greyed, with a red band) joined to the shown instructions it read and that read it. The
+  // caller matches it to the shown module; the view only draws it. A ghost is no instruction of
+  // the shown module: clicking it selects nothing.
+  struct RemovedGhost {
+    std::string key;                 // unique among the ghosts (the instruction's name)
+    std::vector<std::string> label;  // title line first
+    std::string tooltip;
+    const Computation* computation = nullptr;  // of the shown module: where it is drawn
+    std::vector<const Instruction*> operands;  // shown instructions it read
+    std::vector<const Instruction*> users;     // shown instructions that read it
+    std::vector<int> removed_operands;         // other ghosts (indices) it read
+  };
+  // Draws `ghosts` whose computation is the shown one, in this graph and every later layout
+  // until replaced (an empty list clears them). Laid out with the graph; in neighborhood and
+  // all-paths mode only those joined to a shown node (directly or through other ghosts).
+  void SetRemovedGhosts(std::vector<RemovedGhost> ghosts);
+  // Ghost nodes in the current scene, and their scene rectangles.
+  int RemovedGhostCount() const;
+  std::vector<QRectF> RemovedGhostRects() const;
 
   // --- Options and queries added after the first version (all additive). ---
 

@@ -80,7 +80,12 @@ struct HloGraphOptions {
   int max_expand_depth = 8;
 };
 
-enum class HloNodeRole : uint8_t { kInstruction, kGhost, kCluster };
+// kRemoved: a node a view adds for an instruction that another state had and this one does
+// not (a diff's ghost); it stands for no instruction of the computation.
+enum class HloNodeRole : uint8_t { kInstruction, kGhost, kCluster, kRemoved };
+
+// LayoutNode::tag of kRemoved nodes (they have no HloNodeInfo).
+constexpr int64_t kRemovedNodeTag = -2;
 
 // What a LayoutNode stands for; found through LayoutNode::tag.
 struct HloNodeInfo {

@@ -229,6 +229,17 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
           return QBrush(QColor(0xC8, 0xE6, 0xC9));
         }
         if (v == QLatin1String("SKIPPED")) return QBrush(QColor(0xFF, 0xE0, 0xB2));
+        break;
+      }
+      // The other columns: the comparison's tint.
+      switch (e.compare) {
+        case TimelineEntry::CompareMark::kNone:
+          break;
+        case TimelineEntry::CompareMark::kDiffBase:
+        case TimelineEntry::CompareMark::kComparedBase:
+          return QBrush(QColor(0x42, 0x8B, 0xCA, 70));
+        case TimelineEntry::CompareMark::kCompared:
+          return QBrush(QColor(0xE3, 0x8B, 0x00, 70));
       }
       break;
     case kSortRole:
@@ -248,6 +259,8 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
       return index.row();
     case kChangedRole:
       return known ? QVariant(*e.changed) : QVariant();
+    case kCompareRole:
+      return static_cast<int>(e.compare);
     case Qt::FontRole:
       if (known && *e.changed) {
         QFont font;
@@ -268,6 +281,11 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
     case Qt::ToolTipRole: {
       QString tip = Q(s.label.empty() ? s.pass : s.label);
       if (!s.next_pass.empty()) tip += tr("\nnext pass: %1").arg(Q(s.next_pass));
+      if (e.compare == TimelineEntry::CompareMark::kDiffBase) tip += tr("\ndiff base");
+      if (e.compare == TimelineEntry::CompareMark::kComparedBase) {
+        tip += tr("\nthe base of the comparison shown");
+      }
+      if (e.compare == TimelineEntry::CompareMark::kCompared) tip += tr("\ncompared with the base");
       if (e.failed) {
         tip += tr("\nthe state's file did not parse");
       } else if (!known) {

@@ -21,6 +21,7 @@ enum ModelRole {
   kSortRole = Qt::UserRole + 1,  // numeric sort key where the display text is not
   kIndexRole,                    // the row's index into the snapshot (int)
   kChangedRole,                  // timeline: bool, the pass changed the module
+  kCompareRole,                  // timeline: int, the row's TimelineEntry::CompareMark
 };
 
 // Modules of a dump index: columns id, name, states, size (bytes of all state files).
@@ -56,6 +57,10 @@ struct TimelineEntry {
   std::optional<int64_t> instruction_count;
   std::optional<int64_t> delta;
   bool failed = false;  // the state's file did not parse
+  // The row's part in comparing: the chosen diff base, the base of the comparison shown, or
+  // the state compared with it. Drawn as a tinted background and named in the tooltip.
+  enum class CompareMark : uint8_t { kNone, kDiffBase, kComparedBase, kCompared };
+  CompareMark compare = CompareMark::kNone;
 };
 
 // States of one module in compiler order: columns step, pipeline, pass, instructions, delta.
