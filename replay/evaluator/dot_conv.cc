@@ -302,6 +302,165 @@ absl::StatusOr<Literal> EvalSparseDot(const Instruction& instr, const Operands& 
   return DotGeneral(instr, d, instr.shape().element_type(), *operands[0], *operands[1]);
 }
 
+namespace {
+
+// Ragged-dot whose group sizes differ per row: group_sizes is [prefix..., g], the prefix being
+// the lhs dimensions before the ragged one that are batch dimensions or of the ragged one's
+// kind (free for a ragged free dimension, contracting for a ragged contracting dimension), in
+// lhs order. Each prefix index has its own partition of the ragged dimension.
+//   ragged free dimension: output element (.., r, ..) is group(prefix, r)'s dot, computed in
+//     full per group and chosen per element (a select, so an unchosen group's Inf or NaN never
+//     reaches it); rows no group covers stay 0;
+//   ragged contracting dimension: result g contracts only group g's part of the dimension;
+//     both operands are zeroed outside it, so an excluded Inf meets a 0 only as 0 * 0.
+absl::StatusOr<Literal> RaggedDotPerRow(const Instruction& instr, const Literal& lhs,
+                                        const Literal& rhs, const Literal& group_sizes) {
+  const DotDimensionNumbers d =
+      instr.attrs_or_default().dot_dimension_numbers.value_or(DotDimensionNumbers());
+  const PrimitiveType rt = instr.shape().element_type();
+  const int64_t ragged = d.lhs_ragged_dimensions[0];
+  auto index_of = [](const std::vector<int64_t>& v, int64_t x) -> int64_t {
+    auto it = std::find(v.begin(), v.end(), x);
+    return it == v.end() ? -1 : it - v.begin();
+  };
+  const bool contracting = index_of(d.lhs_contracting_dimensions, ragged) >= 0;
+  std::vector<int64_t> prefix;  // lhs dimensions
+  for (int64_t i = 0; i < ragged; ++i) {
+    const bool batch = index_of(d.lhs_batch_dimensions, i) >= 0;
+    const bool is_contracting = index_of(d.lhs_contracting_dimensions, i) >= 0;
+    if (batch || (contracting ? is_contracting : !is_contracting)) prefix.push_back(i);
+  }
+  const Shape& gs = group_sizes.shape();
+  bool fits = gs.rank() == static_cast<int>(prefix.size()) + 1;
+  for (size_t k = 0; fits && k < prefix.size(); ++k) {
+    fits = gs.dimension(static_cast<int>(k)) == lhs.shape().dimension(prefix[k]);
+  }
+  if (!fits) {
+    std::vector<int64_t> want;
+    for (int64_t p : prefix) want.push_back(lhs.shape().dimension(p));
+    return Invalid(instr, StrCat("group_sizes ", PrintShape(gs, false), " must be [",
+                                 absl::StrJoin(want, ","), want.empty() ? "" : ",",
+                                 "groups]: the lhs dimensions before the ragged one that are "
+                                 "batch dimensions or ",
+                                 contracting ? "contracting" : "free", ", then the groups"));
+  }
+  const int64_t groups = gs.dimension(gs.rank() - 1);
+  const int64_t extent = lhs.shape().dimension(ragged);
+  // The group of ragged index `r` in prefix row `row`; -1 when no group covers it.
+  auto group_of = [&](int64_t row, int64_t r) -> int64_t {
+    int64_t start = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t size = std::max<int64_t>(group_sizes.GetInt(row * groups + g), 0);
+      if (r >= start && r < start + size && r < extent) return g;
+      start += size;
+    }
+    return -1;
+  };
+  // Row-major multi-index of a linear index.
+  auto unravel = [](const Shape& shape, int64_t linear, std::vector<int64_t>* idx) {
+    idx->assign(shape.rank(), 0);
+    for (int q = shape.rank() - 1; q >= 0; --q) {
+      (*idx)[q] = linear % shape.dimension(q);
+      linear /= shape.dimension(q);
+    }
+  };
+  // The prefix row of an element, given where each prefix lhs dimension sits in its shape.
+  auto row_of = [&](const std::vector<int64_t>& idx, const std::vector<int64_t>& where) {
+    int64_t row = 0;
+    for (size_t k = 0; k < prefix.size(); ++k) {
+      row = row * gs.dimension(static_cast<int>(k)) + idx[where[k]];
+    }
+    return row;
+  };
+  std::vector<int64_t> idx;
+  if (contracting) {
+    // Where the prefix dimensions and the ragged one sit in rhs.
+    const int64_t rhs_ragged =
+        d.rhs_contracting_dimensions[index_of(d.lhs_contracting_dimensions, ragged)];
+    std::vector<int64_t> in_lhs = prefix, in_rhs;
+    for (int64_t p : prefix) {
+      const int64_t b = index_of(d.lhs_batch_dimensions, p);
+      in_rhs.push_back(b >= 0 ? d.rhs_batch_dimensions[b]
+                              : d.rhs_contracting_dimensions[index_of(
+                                    d.lhs_contracting_dimensions, p)]);
+    }
+    // `x` with the elements outside group g zeroed.
+    auto keep_group = [&](const Literal& x, const std::vector<int64_t>& where, int64_t dim,
+                          int64_t g) {
+      Literal out = x;
+      const size_t width = static_cast<size_t>(x.element_bytes());
+      for (int64_t i = 0; i < x.element_count(); ++i) {
+        unravel(x.shape(), i, &idx);
+        if (group_of(row_of(idx, where), idx[dim]) != g) {
+          std::memset(out.mutable_data()->data() + static_cast<size_t>(i) * width, 0, width);
+        }
+      }
+      return out;
+    };
+    std::vector<Literal> parts;
+    DotDimensionNumbers plain = d;
+    plain.lhs_ragged_dimensions.clear();
+    for (int64_t g = 0; g < groups; ++g) {
+      auto part = DotGeneral(instr, plain, rt, keep_group(lhs, in_lhs, ragged, g),
+                             keep_group(rhs, in_rhs, rhs_ragged, g));
+      if (!part.ok()) return part.status();
+      parts.push_back(AddLeadingUnitDimension(std::move(*part)));
+    }
+    Literal out(instr.shape());
+    std::vector<const Literal*> ptrs;
+    for (const Literal& p : parts) ptrs.push_back(&p);
+    if (absl::Status st = ConcatenateAlongDimension(ptrs, 0, &out); !st.ok()) {
+      return Invalid(instr, std::string(st.message()));
+    }
+    return out;
+  }
+  // A ragged free dimension.
+  if (d.rhs_group_dimensions.size() != 1) {
+    return Invalid(instr, "ragged-dot needs exactly one rhs_group_dims entry");
+  }
+  const int64_t group_dim = d.rhs_group_dimensions[0];
+  if (group_dim < 0 || group_dim >= rhs.shape().rank() ||
+      rhs.shape().dimension(group_dim) != groups) {
+    return Invalid(instr, "rhs_group_dims does not match the number of groups");
+  }
+  DotDimensionNumbers sub = d;
+  sub.rhs_batch_dimensions = ShiftPast(d.rhs_batch_dimensions, group_dim);
+  sub.rhs_contracting_dimensions = ShiftPast(d.rhs_contracting_dimensions, group_dim);
+  sub.lhs_ragged_dimensions.clear();
+  sub.rhs_group_dimensions.clear();
+  // Where each lhs dimension lands in the result: batch dimensions first, then lhs's free
+  // dimensions in order.
+  std::vector<int64_t> out_of(lhs.shape().rank(), -1);
+  int64_t next = static_cast<int64_t>(d.lhs_batch_dimensions.size());
+  for (int64_t i = 0; i < lhs.shape().rank(); ++i) {
+    const int64_t b = index_of(d.lhs_batch_dimensions, i);
+    if (b >= 0) {
+      out_of[i] = b;
+    } else if (index_of(d.lhs_contracting_dimensions, i) < 0) {
+      out_of[i] = next++;
+    }
+  }
+  std::vector<int64_t> where;
+  for (int64_t p : prefix) where.push_back(out_of[p]);
+  Literal out(instr.shape());  // zeros where no group covers a row
+  const size_t width = static_cast<size_t>(out.element_bytes());
+  for (int64_t g = 0; g < groups; ++g) {
+    auto r = SliceAlongDimension(rhs, group_dim, g, 1);
+    if (!r.ok()) return Invalid(instr, std::string(r.status().message()));
+    auto full = DotGeneral(instr, sub, rt, lhs, DropUnitDimension(std::move(*r), group_dim));
+    if (!full.ok()) return full.status();
+    for (int64_t i = 0; i < out.element_count(); ++i) {
+      unravel(out.shape(), i, &idx);
+      if (group_of(row_of(idx, where), idx[out_of[ragged]]) != g) continue;
+      std::memcpy(out.mutable_data()->data() + static_cast<size_t>(i) * width,
+                  full->data().data() + static_cast<size_t>(i) * width, width);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<Literal> EvalRaggedDot(const Instruction& instr, const Literal& lhs,
                                       const Literal& rhs, const Literal& group_sizes) {
   const DotDimensionNumbers d =
@@ -314,15 +473,15 @@ absl::StatusOr<Literal> EvalRaggedDot(const Instruction& instr, const Literal& l
   if (ragged < 0 || ragged >= lhs.shape().rank()) {
     return Invalid(instr, "lhs_ragged_dims is out of range");
   }
-  if (!IsIntegral(group_sizes.shape().element_type()) || group_sizes.shape().rank() != 1) {
-    return Unimplemented(instr, "ragged-dot with group sizes per batch element (group_sizes of "
-                                "rank > 1)");
+  if (!IsIntegral(group_sizes.shape().element_type()) || group_sizes.shape().rank() < 1) {
+    return Invalid(instr, "group_sizes must be an integer array");
   }
   auto contains = [](const std::vector<int64_t>& v, int64_t x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
   // A ragged batch dimension: every group is an ordinary batched dot.
   if (contains(d.lhs_batch_dimensions, ragged)) return DotGeneral(instr, d, rt, lhs, rhs);
+  if (group_sizes.shape().rank() > 1) return RaggedDotPerRow(instr, lhs, rhs, group_sizes);
   const auto ranges = GroupRanges(group_sizes, lhs.shape().dimension(ragged));
   Literal out = Literal(instr.shape());  // zeros: rows (or groups) no group covers stay 0
   if (contains(d.lhs_contracting_dimensions, ragged)) {

@@ -1,6 +1,7 @@
 // Semantics of the structural opcodes: shape ops, reductions, dot, convolution, gather,
 // scatter, sort, top-k, fft, linear algebra, rng, tuples and control flow. Expected literals are
 // worked out by hand from XLA's operation semantics.
+#include "core/analysis/verifier.h"
 #include "gtest/gtest.h"
 #include "tests/unit/evaluator/eval_test_util.h"
 
@@ -181,6 +182,55 @@ TEST(EvalRaggedDot, NonContractingContractingAndBatchGroups) {
                {"f32[2,1,2] {{{1, 2}}, {{3, 4}}}", "f32[2,2,1] {{{1}, {1}}, {{2}, {0.5}}}",
                 "s32[1] {2}"}),
             "f32[2,1,1] { { {3} }, { {8} } }");
+}
+
+TEST(EvalRaggedDot, GroupSizesPerRow) {
+  // group_sizes [2,2]: one partition of the ragged rows per index of lhs dimension 0 (a free
+  // dimension before the ragged one). Row 0: {1, 2} -> rows 0 | 1, 2; row 1: {2, 0} -> rows
+  // 0, 1 | none. Group 1 of the rhs is inf, which only the rows it covers may see.
+  EXPECT_EQ(Op("f32[2,3,1] ragged-dot(p0, p1, p2), lhs_contracting_dims={2}, "
+               "rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}",
+               {"f32[2,3,1]", "f32[2,1,1]", "s32[2,2]"},
+               {"f32[2,3,1] {{{1}, {2}, {3}}, {{4}, {5}, {6}}}", "f32[2,1,1] {{{10}}, {{inf}}}",
+                "s32[2,2] {{1, 2}, {2, 0}}"}),
+            "f32[2,3,1] { { {10}, {inf}, {inf} }, { {40}, {50}, {0} } }");
+  // A ragged contracting dimension with group sizes per batch element. Batch 0: {1, 3}, so
+  // group 0 contracts column 0 only and never meets the inf in column 3; batch 1: {4, 0}.
+  EXPECT_EQ(Op("f32[2,2,1,1] ragged-dot(p0, p1, p2), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+               "lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={2}",
+               {"f32[2,1,4]", "f32[2,4,1]", "s32[2,2]"},
+               {"f32[2,1,4] {{{1, 2, 3, 4}}, {{1, 1, 1, 1}}}",
+                "f32[2,4,1] {{{1}, {10}, {100}, {inf}}, {{1}, {2}, {3}, {4}}}",
+                "s32[2,2] {{1, 3}, {4, 0}}"}),
+            "f32[2,2,1,1] { { { {1} }, { {10} } }, { { {inf} }, { {0} } } }");
+  // XLA's shapes verify: group_sizes [19,3] for lhs [19,11,5] ragged along 11, and for lhs
+  // [11,19,5] ragged along its second contracting dimension.
+  for (const char* text : {R"(HloModule m
+ENTRY e {
+  a = f32[19,11,5] parameter(0)
+  b = f32[3,5,7] parameter(1)
+  g = s64[19,3] parameter(2)
+  ROOT r = f32[19,11,7] ragged-dot(a, b, g), lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}
+})",
+                           R"(HloModule m
+ENTRY e {
+  a = f32[11,19,5] parameter(0)
+  b = f32[19,5,7] parameter(1)
+  g = s64[19,3] parameter(2)
+  ROOT r = f32[3,11,7] ragged-dot(a, b, g), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}, lhs_ragged_dims={2}
+})"}) {
+    auto module = ParseModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    EXPECT_TRUE(VerifyModule(**module).empty()) << text;
+  }
+  // A prefix that does not match is an error saying what it must be.
+  EXPECT_NE(Op("f32[2,3,1] ragged-dot(p0, p1, p2), lhs_contracting_dims={2}, "
+               "rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}",
+               {"f32[2,3,1]", "f32[2,1,1]", "s32[3,2]"},
+               {"f32[2,3,1] {{{1}, {2}, {3}}, {{4}, {5}, {6}}}", "f32[2,1,1] {{{10}}, {{1}}}",
+                "s32[3,2] {{1, 2}, {2, 0}, {0, 0}}"})
+                .find("must be [2,groups]"),
+            std::string::npos);
 }
 
 TEST(EvalScaledDot, BlockScalesMultiplyBeforeTheDot) {
