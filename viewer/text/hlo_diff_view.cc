@@ -330,8 +330,10 @@ void HloDiffView::SetDiff(std::shared_ptr<const Module> a, std::shared_ptr<const
     built->diff = diff;
     built->left->moveToThread(ui_thread);
     built->right->moveToThread(ui_thread);
+    // Posted to the application (the view may be gone by now; the pointer is checked on the UI
+    // thread, where the view is deleted).
     QMetaObject::invokeMethod(
-        view.data() != nullptr ? static_cast<QObject*>(view.data()) : QCoreApplication::instance(),
+        QCoreApplication::instance(),
         [view, gen, built] {
           if (!view) return;
           const bool was_loading = view->impl_->loading && view->impl_->generation == gen;
