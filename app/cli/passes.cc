@@ -6,23 +6,6 @@
 
 namespace hlowb::cli {
 
-std::vector<TimelineInput> TimelineInputs(const std::vector<DumpState>& states,
-                                          const std::vector<LoadedState>& loaded) {
-  std::vector<TimelineInput> inputs;
-  for (size_t i = 0; i < states.size(); ++i) {
-    TimelineInput in;
-    in.label = states[i].label;
-    in.step = states[i].step;
-    in.pipeline = states[i].pipeline;
-    in.pass = states[i].pass;
-    in.is_pass = states[i].stage == StageKind::kPassStep;
-    in.module = loaded[i].module.get();
-    if (!loaded[i].status.ok()) in.error = std::string(loaded[i].status.message());
-    inputs.push_back(std::move(in));
-  }
-  return inputs;
-}
-
 int RunPasses(const std::vector<std::string>& argv) {
   Args args;
   std::string error;

@@ -130,22 +130,8 @@ int RunBisectPasses(const Args& args, const ReplayOptions& options,
   if (!LoadDumpModule(args.positional[0], args.Get("module"), &index, &states, &loaded)) {
     return kInputError;
   }
-  std::vector<TimelineInput> inputs;
-  int baseline = -1;
-  for (size_t i = 0; i < states.size(); ++i) {
-    TimelineInput in;
-    in.label = states[i].label;
-    in.step = states[i].step;
-    in.pipeline = states[i].pipeline;
-    in.pass = states[i].pass;
-    in.is_pass = states[i].stage == StageKind::kPassStep;
-    in.module = loaded[i].module.get();
-    if (!loaded[i].status.ok()) in.error = std::string(loaded[i].status.message());
-    if (baseline < 0 && states[i].stage == StageKind::kBeforeOptimizations) {
-      baseline = static_cast<int>(i);
-    }
-    inputs.push_back(std::move(in));
-  }
+  std::vector<TimelineInput> inputs = TimelineInputs(states, loaded);
+  const int baseline = BeforeOptimizationsIndex(states);
   if (baseline < 0) {
     std::cerr << "error: " << args.positional[0] << ": module " << args.Get("module")
               << " has no before_optimizations state to compare the passes with\n";

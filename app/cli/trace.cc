@@ -6,9 +6,6 @@
 
 namespace hlowb::cli {
 
-std::vector<TimelineInput> TimelineInputs(const std::vector<DumpState>& states,
-                                          const std::vector<LoadedState>& loaded);
-
 int RunTrace(const std::vector<std::string>& argv) {
   Args args;
   std::string error;

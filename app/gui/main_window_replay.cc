@@ -186,8 +186,7 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
   request.set_abs_error_bound(settings.abs_error);
   request.set_rel_error_bound(settings.rel_error);
   request.set_host_transfers(settings.host_transfers.toStdString());
-  request.set_find_nonfinite(settings.mode == viewer::ReplayMode::kFindNonfinite ||
-                             settings.find_nonfinite);
+  request.set_find_nonfinite(settings.mode == viewer::ReplayMode::kFindNonfinite);
   request.set_isolate_instructions(settings.mode == viewer::ReplayMode::kIsolate);
   request.set_num_replicas(settings.num_replicas);
   request.set_num_partitions(settings.num_partitions);

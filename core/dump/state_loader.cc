@@ -76,4 +76,28 @@ std::vector<LoadedState> DumpStateLoader::Load(const std::vector<DumpState>& sta
   return results;
 }
 
+std::vector<TimelineInput> TimelineInputs(const std::vector<DumpState>& states,
+                                          const std::vector<LoadedState>& loaded) {
+  std::vector<TimelineInput> inputs;
+  for (size_t i = 0; i < states.size(); ++i) {
+    TimelineInput in;
+    in.label = states[i].label;
+    in.step = states[i].step;
+    in.pipeline = states[i].pipeline;
+    in.pass = states[i].pass;
+    in.is_pass = states[i].stage == StageKind::kPassStep;
+    in.module = loaded[i].module.get();
+    if (!loaded[i].status.ok()) in.error = std::string(loaded[i].status.message());
+    inputs.push_back(std::move(in));
+  }
+  return inputs;
+}
+
+int BeforeOptimizationsIndex(const std::vector<DumpState>& states) {
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (states[i].stage == StageKind::kBeforeOptimizations) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 }  // namespace hlowb

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/analysis/timeline.h"
 #include "core/dump/dump_index.h"
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
@@ -45,6 +46,13 @@ class DumpStateLoader {
   std::mutex mu_;
   std::map<int, LoadedState> cache_;  // by file index
 };
+
+// The timeline's view of loaded states (in the same order): labels and passes from `states`,
+// modules (or the load error) from `loaded`. The modules stay owned by `loaded`.
+std::vector<TimelineInput> TimelineInputs(const std::vector<DumpState>& states,
+                                          const std::vector<LoadedState>& loaded);
+// The index of the before_optimizations state, -1 when there is none.
+int BeforeOptimizationsIndex(const std::vector<DumpState>& states);
 
 }  // namespace hlowb
 

@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "app/gui/main_window.h"
+#include "tests/gui/window_test_util.h"
 #include "core/analysis/diff.h"
 #include "core/analysis/timeline.h"
 #include "core/ir/computation.h"
@@ -53,8 +54,7 @@ const QString kPrefix = QStringLiteral("module_0001.jit_train_step.");
 constexpr int kTimeoutMs = 60000;
 
 bool WaitIdle(MainWindow& w, int timeout_ms = kTimeoutMs) {
-  return QTest::qWaitFor([&] { return !w.IsBusy(); }, timeout_ms) &&
-         QTest::qWaitFor([&] { return !w.IsBusy(); }, 50) && !w.IsBusy();
+  return hlowb::testing::WaitWindowIdle(w, timeout_ms);
 }
 
 std::unique_ptr<hlowb::Module> Read(const QString& path) {
@@ -93,12 +93,6 @@ QString Counts(const hlowb::ModuleDiff& d) {
       .arg(d.counts.unchanged);
 }
 
-const Instruction* FindIn(const hlowb::Module& m, const std::string& name) {
-  for (const auto& c : m.computations()) {
-    if (const Instruction* i = c->FindInstruction(name)) return i;
-  }
-  return nullptr;
-}
 
 bool Dark(const QWidget* w) { return w->palette().color(QPalette::Base).lightness() < 128; }
 
@@ -301,7 +295,7 @@ class DiffUiTest : public QObject {
       }
       // The window's instructions sit on the line of their independently parsed twins.
       if (l.b != nullptr) {
-        const Instruction* mine = FindIn(*w->current_module(), l.b->name());
+        const Instruction* mine = hlowb::testing::FindInstruction(*w->current_module(), l.b->name());
         QVERIFY(mine != nullptr);
         QCOMPARE(view->LineOf(mine), i);
       }
@@ -373,7 +367,7 @@ class DiffUiTest : public QObject {
     QCOMPARE(QString::fromStdString(w->properties_panel()->instruction()->name()),
              QString::fromStdString(lines[unchanged].b->name()));
     // A selection elsewhere moves the view to its line.
-    const Instruction* target = FindIn(*w->current_module(), lines[visited.front()].b
+    const Instruction* target = hlowb::testing::FindInstruction(*w->current_module(), lines[visited.front()].b
                                                                 ? lines[visited.front()].b->name()
                                                                 : lines[unchanged].b->name());
     QVERIFY(target);

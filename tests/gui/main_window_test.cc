@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "app/gui/main_window.h"
+#include "tests/gui/window_test_util.h"
 #include "core/analysis/diff.h"
 #include "core/text/parser.h"
 #include "core/ir/computation.h"
@@ -48,19 +49,12 @@ const QString kSourceDir = QStringLiteral(HLOWB_SOURCE_DIR);
 const QString kSampleDump = kSourceDir + QStringLiteral("/resources/samples/dump");
 constexpr int kTimeoutMs = 30000;
 
-// Waits until the window has something open and nothing loads or lays out.
 bool WaitIdle(MainWindow& w, int timeout_ms = kTimeoutMs) {
-  return QTest::qWaitFor([&] { return !w.IsBusy(); }, timeout_ms) &&
-         // Settle: a queued result may still be on its way.
-         QTest::qWaitFor([&] { return !w.IsBusy(); }, 50) && !w.IsBusy();
+  return hlowb::testing::WaitWindowIdle(w, timeout_ms);
 }
 
 const Instruction* Find(const std::shared_ptr<const hlowb::Module>& m, const char* name) {
-  if (!m) return nullptr;
-  for (const auto& c : m->computations()) {
-    if (const Instruction* i = c->FindInstruction(name)) return i;
-  }
-  return nullptr;
+  return m ? hlowb::testing::FindInstruction(*m, name) : nullptr;
 }
 
 bool Bold(const QAbstractItemModel* model, int row) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "app/gui/main_window.h"
+#include "tests/gui/window_test_util.h"
 #include "core/ir/computation.h"
 #include "core/ir/module.h"
 #include "latency_probe.h"
@@ -47,8 +48,7 @@ std::string LargestCorpusFile() {
 }
 
 bool WaitIdle(MainWindow& w, int timeout_ms = 120000) {
-  return QTest::qWaitFor([&] { return !w.IsBusy(); }, timeout_ms) &&
-         QTest::qWaitFor([&] { return !w.IsBusy(); }, 50) && !w.IsBusy();
+  return hlowb::testing::WaitWindowIdle(w, timeout_ms);
 }
 
 }  // namespace

@@ -329,7 +329,6 @@ ReplaySettings ReplayPanel::Settings() const {
   s.rel_error = rel_->value();
   s.host_transfers = host_->currentData().toString();
   s.mode = static_cast<ReplayMode>(mode_->currentData().toInt());
-  s.find_nonfinite = s.mode == ReplayMode::kFindNonfinite;
   s.profile = profile_->isChecked();
   s.capture_selected = capture_->isChecked();
   s.num_replicas = replicas_->value();

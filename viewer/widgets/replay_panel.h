@@ -55,7 +55,6 @@ struct ReplaySettings {
   double abs_error = 0;  // 0: the comparison's default
   double rel_error = 0;
   QString host_transfers = QStringLiteral("error");
-  bool find_nonfinite = false;  // mode == kFindNonfinite
   bool profile = true;          // per-instruction time and statistics (the heat map's data)
   bool capture_selected = true;  // keep the selected instruction's value for the viewer
   int64_t num_replicas = 0;      // 0: the module's

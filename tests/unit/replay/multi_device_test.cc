@@ -22,12 +22,17 @@
 #include "replay/session.h"
 #include "plugins/api/custom_call_registry.h"
 #include "plugins/spmd/spmd_plugin.h"
+#include "multi_device_test_util.h"
 #include "replay_test_util.h"
 
 namespace hlowb {
 namespace {
 
+using testing::DevicesRun;
+using testing::DeviceVector;
+using testing::Floats;
 using testing::Parse;
+using testing::RunOnDevices;
 
 constexpr char kAddComputation[] = R"(
 add {
@@ -41,51 +46,6 @@ std::string HloText(const std::string& body, int64_t replicas, int64_t partition
                    const std::string& extra = kAddComputation) {
   return StrCat("HloModule m, replica_count=", replicas, ", num_partitions=", partitions, "\n",
                 extra, "\n", body);
-}
-
-// f32[n] on device d: {100 d, 100 d + 1, ...}: the hundreds name the device, the units the
-// element.
-Literal DeviceVector(int64_t d, int64_t n) {
-  Literal l(Shape::Array(PrimitiveType::kF32, {n}));
-  for (int64_t i = 0; i < n; ++i) l.mutable_data_as<float>()[i] = static_cast<float>(100 * d + i);
-  return l;
-}
-
-std::vector<float> Floats(const Literal& l) {
-  return std::vector<float>(l.data_as<float>(), l.data_as<float>() + l.element_count());
-}
-
-struct DevicesRun {
-  absl::Status status;
-  std::vector<Literal> results;
-  double seconds = 0;
-};
-
-// Runs `text` on a replicas x partitions grid; device d's single argument is f32[n] from
-// DeviceVector (or no argument when n == 0).
-DevicesRun RunOnDevices(const std::string& text, int64_t replicas, int64_t partitions, int64_t n,
-                 MultiDeviceOptions options = {}) {
-  DevicesRun run;
-  auto m = Parse(text);
-  if (m == nullptr) {
-    run.status = absl::InvalidArgumentError("parse error");
-    return run;
-  }
-  options.grid = DeviceGrid{replicas, partitions};
-  std::vector<std::vector<Literal>> args;
-  for (int64_t d = 0; d < replicas * partitions; ++d) {
-    args.emplace_back();
-    if (n > 0) args.back().push_back(DeviceVector(d, n));
-  }
-  auto start = std::chrono::steady_clock::now();
-  auto r = EvaluateOnDevices(*m, args, options);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!r.ok()) {
-    run.status = r.status();
-    return run;
-  }
-  for (DeviceRunResult& d : *r) run.results.push_back(std::move(d.result));
-  return run;
 }
 
 bool Contains(const std::string& s, const std::string& part) {

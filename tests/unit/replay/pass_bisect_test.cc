@@ -11,7 +11,7 @@
 
 #include "core/support/file_util.h"
 #include "gtest/gtest.h"
-#include "bisect_dump_fixture.h"
+#include "replay_fixtures.h"
 #include "replay_test_util.h"
 
 namespace hlowb {

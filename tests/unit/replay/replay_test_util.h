@@ -67,6 +67,24 @@ ENTRY e {
 }
 )";
 
+// infeed and a host recv take host data; outfeed and a host send give it away.
+inline constexpr char kHostTransferModule[] = R"(HloModule host
+ENTRY e {
+  p = f32[3] parameter(0)
+  t = token[] after-all()
+  in = (f32[3], token[]) infeed(t)
+  x = f32[3] get-tuple-element(in), index=0
+  r = (f32[3], u32[], token[]) recv(t), channel_id=1, is_host_transfer=true
+  rd = (f32[3], token[]) recv-done(r), channel_id=1, is_host_transfer=true
+  y = f32[3] get-tuple-element(rd), index=0
+  s = (f32[3], u32[], token[]) send(p, t), channel_id=2, is_host_transfer=true
+  sd = token[] send-done(s), channel_id=2, is_host_transfer=true
+  o = token[] outfeed(p, t), outfeed_shape=f32[3]
+  xy = f32[3] add(x, y)
+  ROOT sum = f32[3] add(xy, p)
+}
+)";
+
 }  // namespace hlowb::testing
 
 #endif  // HLOWB_TESTS_UNIT_REPLAY_REPLAY_TEST_UTIL_H_

@@ -12,56 +12,20 @@
 #include "replay/multi_device/collective_groups.h"
 #include "replay/multi_device/multi_device_runner.h"
 #include "replay/session.h"
+#include "multi_device_test_util.h"
 #include "replay_test_util.h"
 
 namespace hlowb {
 namespace {
 
+using testing::DevicesRun;
+using testing::DeviceVector;
+using testing::Floats;
 using testing::Parse;
+using testing::RunOnDevices;
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
-}
-
-// f32[n] on device d: {100 d, 100 d + 1, ...}.
-Literal DeviceVector(int64_t d, int64_t n) {
-  Literal l(Shape::Array(PrimitiveType::kF32, {n}));
-  for (int64_t i = 0; i < n; ++i) l.mutable_data_as<float>()[i] = static_cast<float>(100 * d + i);
-  return l;
-}
-
-std::vector<float> Floats(const Literal& l) {
-  return std::vector<float>(l.data_as<float>(), l.data_as<float>() + l.element_count());
-}
-
-struct DevicesRun {
-  absl::Status status;
-  std::vector<Literal> results;
-};
-
-DevicesRun RunOnDevices(const std::string& text, int64_t replicas, int64_t partitions,
-                        int64_t n) {
-  DevicesRun run;
-  auto m = Parse(text);
-  if (m == nullptr) {
-    run.status = absl::InvalidArgumentError("parse error");
-    return run;
-  }
-  MultiDeviceOptions options;
-  options.grid = DeviceGrid{replicas, partitions};
-  options.collective_timeout_seconds = 60;
-  std::vector<std::vector<Literal>> args;
-  for (int64_t d = 0; d < replicas * partitions; ++d) {
-    args.emplace_back();
-    args.back().push_back(DeviceVector(d, n));
-  }
-  auto r = EvaluateOnDevices(*m, args, options);
-  if (!r.ok()) {
-    run.status = r.status();
-    return run;
-  }
-  for (DeviceRunResult& d : *r) run.results.push_back(std::move(d.result));
-  return run;
 }
 
 std::string Attr(const std::string& pairs) {
@@ -433,26 +397,9 @@ TEST(SendRecv, ValidationLimitsTransfersToARangeOfExecutions) {
   EXPECT_EQ(Floats(none.results[1]), (std::vector<float>{0, 0}));
 }
 
-// infeed and a host recv take host data; outfeed and a host send give it away.
-constexpr char kHostTransfers[] = R"(HloModule host
-ENTRY e {
-  p = f32[3] parameter(0)
-  t = token[] after-all()
-  in = (f32[3], token[]) infeed(t)
-  x = f32[3] get-tuple-element(in), index=0
-  r = (f32[3], u32[], token[]) recv(t), channel_id=1, is_host_transfer=true
-  rd = (f32[3], token[]) recv-done(r), channel_id=1, is_host_transfer=true
-  y = f32[3] get-tuple-element(rd), index=0
-  s = (f32[3], u32[], token[]) send(p, t), channel_id=2, is_host_transfer=true
-  sd = token[] send-done(s), channel_id=2, is_host_transfer=true
-  o = token[] outfeed(p, t), outfeed_shape=f32[3]
-  xy = f32[3] add(x, y)
-  ROOT sum = f32[3] add(xy, p)
-}
-)";
 
 TEST(MultiDeviceHostTransfers, EachDeviceFeedsItsOwn) {
-  auto m = Parse(kHostTransfers);
+  auto m = Parse(testing::kHostTransferModule);
   ASSERT_NE(m, nullptr);
   ReplayOptions o;
   o.num_replicas = 2;

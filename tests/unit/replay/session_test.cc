@@ -68,23 +68,8 @@ TEST(ReplaySession, SameSeedSameResults) {
 }
 
 TEST(ReplaySession, HostTransfersAreFedOnlyWhenAsked) {
-  // infeed and a host recv take host data; outfeed and a host send give it away.
-  auto m = Parse(R"(HloModule host
-ENTRY e {
-  p = f32[3] parameter(0)
-  t = token[] after-all()
-  in = (f32[3], token[]) infeed(t)
-  x = f32[3] get-tuple-element(in), index=0
-  r = (f32[3], u32[], token[]) recv(t), channel_id=1, is_host_transfer=true
-  rd = (f32[3], token[]) recv-done(r), channel_id=1, is_host_transfer=true
-  y = f32[3] get-tuple-element(rd), index=0
-  s = (f32[3], u32[], token[]) send(p, t), channel_id=2, is_host_transfer=true
-  sd = token[] send-done(s), channel_id=2, is_host_transfer=true
-  o = token[] outfeed(p, t), outfeed_shape=f32[3]
-  xy = f32[3] add(x, y)
-  ROOT sum = f32[3] add(xy, p)
-}
-)");
+  auto m = Parse(testing::kHostTransferModule);
+
   ASSERT_NE(m, nullptr);
   ReplayOptions o;
   auto stopped = ReplaySession(*m, o).Run();

@@ -22,7 +22,7 @@
 
 #include <filesystem>
 
-#include "bisect_dump_fixture.h"
+#include "replay_fixtures.h"
 #include "core/proto/literal_convert.h"
 #include "core/text/printer.h"
 #include "gtest/gtest.h"
@@ -263,37 +263,9 @@ TEST(Worker, AbortMidRunAndGarbledInputEndTheWorkerOnly) {
   }
 }
 
-// Three loop iterations, a NaN-making log and a constant-fed add whose value is known.
-constexpr char kProfiled[] = R"(HloModule profiled
-cond {
-  p = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(3)
-  ROOT c = pred[] compare(i, n), direction=LT
-}
-body {
-  p = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  v = f32[4] get-tuple-element(p), index=1
-  twice = f32[4] add(v, v)
-  ROOT t = (s32[], f32[4]) tuple(j, twice)
-}
-ENTRY e {
-  a = f32[4] constant({1, 2, 3, -4})
-  s = f32[4] add(a, a)
-  zero = s32[] constant(0)
-  init = (s32[], f32[4]) tuple(zero, s)
-  loop = (s32[], f32[4]) while(init), condition=cond, body=body
-  r = f32[4] get-tuple-element(loop), index=1
-  ROOT l = f32[4] log(r)
-}
-)";
-
 TEST(Worker, ProfilesEveryInstructionAndCapturesOne) {
   WorkerProcess w;
-  Request req = ReplayOf(1, kProfiled);
+  Request req = ReplayOf(1, hlowb::testing::kProfiledModule);
   req.mutable_replay()->set_profile(true);
   req.mutable_replay()->set_capture_instruction("s");
   ASSERT_TRUE(w.Send(req));
@@ -326,7 +298,7 @@ TEST(Worker, ProfilesEveryInstructionAndCapturesOne) {
   EXPECT_EQ(v[3], -8);
 
   // Without the flags nothing extra comes back.
-  ASSERT_TRUE(w.Send(ReplayOf(2, kProfiled)));
+  ASSERT_TRUE(w.Send(ReplayOf(2, hlowb::testing::kProfiledModule)));
   auto plain = w.Answer(2);
   ASSERT_TRUE(plain.has_value() && plain->has_result());
   EXPECT_EQ(plain->result().profile_size(), 0);

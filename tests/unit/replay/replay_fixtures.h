@@ -1,8 +1,7 @@
-// A small dump directory for pass-bisection tests: module "m" before optimizations and after
-// four passes of pipeline "opt", of which algsimp and layout-assignment keep the numbers and
-// bad-math changes them (exp(x) becomes exp(1.5 x)); cse changes nothing.
-#ifndef HLOWB_TESTS_UNIT_REPLAY_BISECT_DUMP_FIXTURE_H_
-#define HLOWB_TESTS_UNIT_REPLAY_BISECT_DUMP_FIXTURE_H_
+// Modules and files shared by the replay tests of the library, the worker and the window
+// (no test framework here, so QtTest and gtest files can both include it).
+#ifndef HLOWB_TESTS_UNIT_REPLAY_REPLAY_FIXTURES_H_
+#define HLOWB_TESTS_UNIT_REPLAY_REPLAY_FIXTURES_H_
 
 #include <filesystem>
 #include <string>
@@ -14,6 +13,39 @@
 
 namespace hlowb::testing {
 
+// A while loop whose body runs three times, an add of a known constant (%s = {2, 4, 6, -8}) and
+// a log whose result holds one NaN: for profiles (runs per instruction, NaN counts) and for
+// capturing a value.
+inline constexpr char kProfiledModule[] = R"(HloModule profiled
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[4] get-tuple-element(p), index=1
+  twice = f32[4] add(v, v)
+  ROOT t = (s32[], f32[4]) tuple(j, twice)
+}
+ENTRY e {
+  a = f32[4] constant({1, 2, 3, -4})
+  s = f32[4] add(a, a)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, s)
+  loop = (s32[], f32[4]) while(init), condition=cond, body=body
+  r = f32[4] get-tuple-element(loop), index=1
+  ROOT l = f32[4] log(r)
+}
+)";
+
+// A small dump directory for pass bisection: module "m" before optimizations and after four
+// passes of pipeline "opt", of which algsimp and layout-assignment keep the numbers and
+// bad-math changes them (exp(x) becomes exp(1.5 x)); cse changes nothing.
 inline constexpr char kBefore[] = R"(
 HloModule m
 ENTRY e {
@@ -76,4 +108,4 @@ inline absl::Status WriteBisectDump(const std::string& dir) {
 
 }  // namespace hlowb::testing
 
-#endif  // HLOWB_TESTS_UNIT_REPLAY_BISECT_DUMP_FIXTURE_H_
+#endif  // HLOWB_TESTS_UNIT_REPLAY_REPLAY_FIXTURES_H_
