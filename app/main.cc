@@ -44,6 +44,10 @@ constexpr char kUsage[] =
     "                 DIR --module=M --bisect_passes: first pass that changes the outputs\n"
     "  extract FILE --instruction=NAME [--height=N]   a module rooted at one instruction\n"
     "  bundle FILE [replay flags] -o DIR   a bug-report folder to rerun elsewhere\n"
+    "  opt FILE       run the embedded compiler's HLO pipeline [--platform=cpu|gpu]\n"
+    "                 [--passes=p1,p2,...] [--list-passes] [--stage=hlo|buffer-assignment|\n"
+    "                 memory-usage-report] [--pass-stats] [-o OUT] [--xla_dump_to=DIR]\n"
+    "                 [--xla_dump_hlo_pass_re=RE] [--xla_disable_hlo_passes=a,b] [--xla_...]\n"
     "  worker         the app's replay worker process (protobuf messages on stdin/stdout)\n"
     "  gui [PATH]     the desktop window on a file or dump directory [--module=M] [--step=S]\n"
     "                 [--select=NAME] [--screenshot=FILE: render, write a PNG and exit]\n"
@@ -99,6 +103,7 @@ int main(int argc, char** argv) {
   if (command == "replay") return hlowb::cli::RunReplay(rest);
   if (command == "extract") return hlowb::cli::RunExtract(rest);
   if (command == "bundle") return hlowb::cli::RunBundle(rest);
+  if (command == "opt") return hlowb::cli::RunOpt(rest);
   if (command == "worker") return hlowb::cli::RunWorker(rest);
   if (command == "gui") return RunGuiCommand(argv[0], rest);
   // `hlowb PATH [options]`: a path where a command would be opens the window on it.

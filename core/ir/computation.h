@@ -30,6 +30,9 @@ class Computation {
   const std::vector<Instruction*>& instructions() const { return instructions_; }
   int instruction_count() const { return static_cast<int>(instructions_.size()); }
   void AddInstruction(Instruction* instr);
+  // Replaces the instruction list (passes: after rewriting, in a valid def-before-use order).
+  // Parameters are re-indexed from the new list; the root is left as it is.
+  void SetInstructions(std::vector<Instruction*> instrs);
 
   Instruction* root() const { return root_; }
   void set_root(Instruction* r) { root_ = r; }

@@ -84,6 +84,13 @@ void Computation::AddInstruction(Instruction* instr) {
   }
 }
 
+void Computation::SetInstructions(std::vector<Instruction*> instrs) {
+  instructions_.clear();
+  parameters_.clear();
+  instructions_.reserve(instrs.size());
+  for (Instruction* i : instrs) AddInstruction(i);
+}
+
 bool Computation::is_entry() const { return parent_ && parent_->entry() == this; }
 
 Instruction* Computation::FindInstruction(const std::string& name) const {

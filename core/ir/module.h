@@ -105,6 +105,9 @@ class Module {
   // Computations in definition order (every callee before its callers).
   const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
   Computation* AddComputation(std::unique_ptr<Computation> c);
+  // For passes: reorder or drop computations. The caller keeps callees before callers and
+  // never drops the entry or a computation something still calls.
+  std::vector<std::unique_ptr<Computation>>* mutable_computations() { return &computations_; }
   Computation* FindComputation(const std::string& name) const;
   Computation* entry() const { return entry_; }
   void set_entry(Computation* c) { entry_ = c; }
