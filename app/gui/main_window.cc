@@ -498,6 +498,7 @@ void MainWindow::BuildActions() {
   QAction* next_pass = nav->addAction(tr("N&ext Pass"), this, [step] { step(1); });
   next_pass->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
 
+  BuildCompileMenu();  // main_window_compile.cc
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About HLO Workbench"), this, [this] {
     QMessageBox::about(this, tr("About HLO Workbench"),

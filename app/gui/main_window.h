@@ -167,6 +167,18 @@ class MainWindow : public QMainWindow {
   // child process; bundleExported reports the outcome. False when there is no replay yet or a
   // bundle is being written.
   bool ExportReplayBundle(const QString& dir);
+  // --- The embedded compiler (main_window_compile.cc). ---
+  // Compiles the shown module with `hlowb opt` in a child process (the window stays
+  // responsive; a compile that fails or crashes only reports) with per-pass dumps into
+  // `dump_dir` (a fresh folder under the temporary directory when empty), every pass in
+  // `disabled_passes` switched off, and opens that dump: its timeline starts with the module as
+  // it was (before_optimizations) and steps through every pass that changed it.
+  // compileFinished reports. False when nothing is shown or a compile is running.
+  bool CompileShownModule(const QString& platform, const QStringList& disabled_passes,
+                          const QString& dump_dir = {});
+  // Compile ▸ Compile…: the dialog (platform, passes to leave out), then CompileShownModule.
+  void ShowCompileDialog();
+  bool IsCompiling() const { return compile_process_ != nullptr; }
   // Colours the graph by the last replay's results (the panel's heat-map choice calls it).
   void ApplyHeatMap(viewer::HeatMetric metric);
   viewer::ModulesModel* modules_model() const { return modules_model_; }
@@ -195,6 +207,8 @@ class MainWindow : public QMainWindow {
   void idle();
   // A bundle export finished: `ok`, and the folder or what went wrong.
   void bundleExported(bool ok, const QString& message);
+  // A compile finished: `ok`, and the dump folder (now being opened) or what went wrong.
+  void compileFinished(bool ok, const QString& message);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -280,6 +294,8 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const Module> replayed_module_;  // the module the results name
   int replayed_module_index_ = -1;                  // the dump module a bisection ran on
   QPointer<QProcess> bundle_process_;
+  QPointer<QProcess> compile_process_;
+  void BuildCompileMenu();
   viewer::ModulesModel* modules_model_ = nullptr;
   QSortFilterProxyModel* modules_proxy_ = nullptr;
   viewer::TimelineModel* timeline_model_ = nullptr;

@@ -286,8 +286,9 @@ Instruction* ComputationEditor::AddLike(const Instruction& prototype, const Shap
 }
 
 Instruction* ComputationEditor::AddConstant(Literal literal, std::string_view name_base) {
+  // Arrays get the default layout; scalars none, as the parser reads `f32[]`.
   Shape shape = literal.shape();
-  if (shape.IsArray() && !shape.has_layout()) shape.SetDefaultLayout();
+  if (shape.IsArray() && shape.rank() > 0 && !shape.has_layout()) shape.SetDefaultLayout();
   Instruction* c = Add(Opcode::kConstant, shape, {}, name_base);
   c->set_literal(std::make_unique<Literal>(std::move(literal)));
   return c;
@@ -309,7 +310,9 @@ absl::StatusOr<Instruction*> ComputationEditor::AddInferred(
   for (const Instruction* op : operands) {
     if (op->shape().IsArray() && op->shape().has_layout()) operands_have_layouts = true;
   }
-  if (s.IsArray() && !s.has_layout() && operands_have_layouts) s.SetDefaultLayout();
+  if (s.IsArray() && s.rank() > 0 && !s.has_layout() && operands_have_layouts) {
+    s.SetDefaultLayout();
+  }
   instr->set_shape(m->InternShape(s));
   instr->set_name(names_->Unique(name_base.empty() ? OpcodeName(opcode) : name_base));
   Insert(instr);
@@ -572,16 +575,14 @@ void SetElementFromDouble(Literal* lit, int64_t i, double value) {
 }  // namespace
 
 Literal ScalarLiteral(PrimitiveType type, double value) {
-  Shape s = Shape::Array(type, {});
-  s.SetDefaultLayout();
-  Literal lit(s);
+  Literal lit(Shape::Array(type, {}));
   SetElementFromDouble(&lit, 0, value);
   return lit;
 }
 
 Literal FilledLiteral(const Shape& shape, double value) {
   Shape s = shape;
-  if (!s.has_layout()) s.SetDefaultLayout();
+  if (!s.has_layout() && s.rank() > 0) s.SetDefaultLayout();
   Literal lit(s);
   for (int64_t i = 0; i < lit.element_count(); ++i) SetElementFromDouble(&lit, i, value);
   return lit;

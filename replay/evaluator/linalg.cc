@@ -169,9 +169,9 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& instr, const Operands& 
     if (!m.ok()) return m.status();
     if (!v.ok()) return v.status();
     Literal tup(Shape::Tuple({out->shape(), m->shape(), v->shape()}), false);
-    tup.mutable_tuple_elements()->push_back(std::move(*out));
-    tup.mutable_tuple_elements()->push_back(std::move(*m));
-    tup.mutable_tuple_elements()->push_back(std::move(*v));
+    (*tup.mutable_tuple_elements())[0] = std::move(*out);
+    (*tup.mutable_tuple_elements())[1] = std::move(*m);
+    (*tup.mutable_tuple_elements())[2] = std::move(*v);
     return tup;
   }
   const double* G = w[4].data_as<double>();
@@ -197,9 +197,9 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& instr, const Operands& 
   if (!gs.ok()) return gs.status();
   if (!gf.ok()) return gf.status();
   Literal tup(Shape::Tuple({go->shape(), gs->shape(), gf->shape()}), false);
-  tup.mutable_tuple_elements()->push_back(std::move(*go));
-  tup.mutable_tuple_elements()->push_back(std::move(*gs));
-  tup.mutable_tuple_elements()->push_back(std::move(*gf));
+  (*tup.mutable_tuple_elements())[0] = std::move(*go);
+  (*tup.mutable_tuple_elements())[1] = std::move(*gs);
+  (*tup.mutable_tuple_elements())[2] = std::move(*gf);
   return tup;
 }
 

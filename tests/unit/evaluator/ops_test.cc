@@ -438,3 +438,26 @@ TEST(EvalErrors, UnsupportedAndHostileInputsGiveClearErrors) {
 
 }  // namespace
 }  // namespace hlowb::testing
+
+namespace hlowb {
+namespace {
+
+// batch-norm-training and -grad give exactly three elements, each with its values (the
+// normalised output or gradient, then the per-feature statistics).
+TEST(EvalBatchNorm, TrainingAndGradGiveThreeFilledElements) {
+  EXPECT_EQ(testing::Op("(f32[2,2], f32[2], f32[2]) batch-norm-training(p0, p1, p2), "
+                        "epsilon=0, feature_index=1",
+                        {"f32[2,2]", "f32[2]", "f32[2]"},
+                        {"f32[2,2] {{1, 10}, {3, 30}}", "f32[2] {1, 1}", "f32[2] {0, 0}"}),
+            "(f32[2,2], f32[2], f32[2]) ({ {-1, -1}, {1, 1} }, {2, 20}, {1, 100})");
+  std::string grad = testing::Op(
+      "(f32[2,2], f32[2], f32[2]) batch-norm-grad(p0, p1, p2, p3, p4), epsilon=0, feature_index=1",
+      {"f32[2,2]", "f32[2]", "f32[2]", "f32[2]", "f32[2,2]"},
+      {"f32[2,2] {{1, 10}, {3, 30}}", "f32[2] {1, 1}", "f32[2] {2, 20}", "f32[2] {1, 100}",
+       "f32[2,2] {{1, 1}, {1, 1}}"});
+  EXPECT_NE(grad.find("{2, 2}"), std::string::npos) << grad;  // grad scale = 0, grad offset = 2
+  EXPECT_EQ(grad.find("error"), std::string::npos) << grad;
+}
+
+}  // namespace
+}  // namespace hlowb

@@ -5,6 +5,7 @@
 // floats within the replay tolerances). Skips, saying why, when the corpus folder is absent.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -87,6 +88,7 @@ void RunCorpusThroughPipeline(const std::string& platform) {
   int64_t passes_checked = 0;
   std::string report;
   for (const CorpusModule& cm : corpus) {
+    if (std::getenv("HLOWB_VERBOSE")) std::cerr << platform << ": " << cm.label << std::endl;
     absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(cm.text);
     if (!parsed.ok() || (*parsed)->entry() == nullptr) continue;  // the parser's tests cover it
     Module* module = parsed->get();

@@ -1,0 +1,980 @@
+// Golden tests for the fusion passes: instruction fusion (cpu "fusion" and gpu
+// "priority-fusion"), multi-output fusion, fusion merger, horizontal loop fusion, and
+// CountKernels; plus a run over the corpus checking the verifier and, where the interpreter is
+// quick, the results.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/analysis/verifier.h"
+#include "core/passes/fusion_merger.h"
+#include "core/passes/hlo_edit.h"
+#include "core/passes/horizontal_fusion.h"
+#include "core/passes/instruction_fusion.h"
+#include "core/passes/multi_output_fusion.h"
+#include "core/support/strings.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+#include "replay/data/fake_data.h"
+#include "replay/evaluator/evaluator.h"
+#include "tests/unit/passes/pass_test_util.h"
+
+namespace hlowb {
+namespace {
+
+using testing::ExpectNoChange;
+using testing::ExpectRewrite;
+using testing::ExpectSameResults;
+using testing::MakeTestContext;
+using testing::Normalize;
+using testing::ParseOrDie;
+
+// ----- InstructionFusion (cpu: "fusion") -----
+
+TEST(InstructionFusionTest, Names) {
+  EXPECT_EQ(InstructionFusion("cpu").name(), "fusion");
+  EXPECT_EQ(InstructionFusion("gpu").name(), "priority-fusion");
+}
+
+constexpr char kElementwiseChain[] = R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  add = f32[8]{0} add(p0, p1)
+  negate = f32[8]{0} negate(add)
+  ROOT multiply = f32[8]{0} multiply(negate, p1)
+}
+)";
+
+TEST(InstructionFusionTest, CpuFusesElementwiseChain) {
+  InstructionFusion pass("cpu");
+  ExpectRewrite(pass, kElementwiseChain, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[8]{0} parameter(0)
+  param_1.1 = f32[8]{0} parameter(1)
+  add = f32[8]{0} add(param_1.1, param_0)
+  negate = f32[8]{0} negate(add)
+  ROOT multiply = f32[8]{0} multiply(negate, param_0)
+}
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  ROOT fusion = f32[8]{0} fusion(p1, p0), kind=kLoop, calls=fused_computation
+}
+)");
+}
+
+TEST(InstructionFusionTest, FuelZeroChangesNothing) {
+  InstructionFusion pass("cpu");
+  PassContext ctx = MakeTestContext();
+  ctx.mutable_options().fuel["fusion"] = 0;
+  ExpectNoChange(pass, kElementwiseChain, &ctx);
+}
+
+TEST(InstructionFusionTest, FuelOneFusesOnce) {
+  InstructionFusion pass("cpu");
+  PassContext ctx = MakeTestContext();
+  ctx.mutable_options().fuel["fusion"] = 1;
+  ExpectRewrite(pass, kElementwiseChain, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[8]{0} parameter(0)
+  param_1 = f32[8]{0} parameter(1)
+  negate = f32[8]{0} negate(param_1)
+  ROOT multiply = f32[8]{0} multiply(negate, param_0)
+}
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  add = f32[8]{0} add(p0, p1)
+  ROOT fusion = f32[8]{0} fusion(p1, add), kind=kLoop, calls=fused_computation
+}
+)",
+                /*check_semantics=*/true, &ctx);
+}
+
+constexpr char kRowReduction[] = R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+ENTRY e {
+  p0 = f32[4,8]{1,0} parameter(0)
+  multiply = f32[4,8]{1,0} multiply(p0, p0)
+  zero = f32[] constant(0)
+  ROOT reduce = f32[4]{0} reduce(multiply, zero), dimensions={1}, to_apply=sum
+}
+)";
+
+TEST(InstructionFusionTest, CpuFusesRowReductionAsLoop) {
+  InstructionFusion pass("cpu");
+  ExpectRewrite(pass, kRowReduction, R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+fused_computation {
+  param_1 = f32[4,8]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  multiply = f32[4,8]{1,0} multiply(param_1, param_1)
+  ROOT reduce = f32[4]{0} reduce(multiply, zero), dimensions={1}, to_apply=sum
+}
+
+ENTRY e {
+  p0 = f32[4,8]{1,0} parameter(0)
+  ROOT fusion = f32[4]{0} fusion(p0), kind=kLoop, calls=fused_computation
+}
+)");
+}
+
+TEST(InstructionFusionTest, GpuFusesReductionAsInputFusion) {
+  InstructionFusion pass("gpu");
+  ExpectRewrite(pass, kRowReduction, R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+fused_computation {
+  param_0 = f32[] parameter(0)
+  param_1 = f32[4,8]{1,0} parameter(1)
+  multiply = f32[4,8]{1,0} multiply(param_1, param_1)
+  ROOT reduce = f32[4]{0} reduce(multiply, param_0), dimensions={1}, to_apply=sum
+}
+
+ENTRY e {
+  p0 = f32[4,8]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  ROOT fusion = f32[4]{0} fusion(zero, p0), kind=kInput, calls=fused_computation
+}
+)");
+}
+
+TEST(InstructionFusionTest, CpuDoesNotFuseMajorDimensionReduction) {
+  InstructionFusion pass("cpu");
+  ExpectNoChange(pass, R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+ENTRY e {
+  p0 = f32[4,8]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  ROOT reduce = f32[8]{0} reduce(p0, zero), dimensions={0}, to_apply=sum
+}
+)");
+}
+
+TEST(InstructionFusionTest, CpuDuplicatesCheapSharedProducer) {
+  InstructionFusion pass("cpu");
+  ExpectRewrite(pass, R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  s = f32[] parameter(1)
+  broadcast = f32[8]{0} broadcast(s), dimensions={}
+  add = f32[8]{0} add(p0, broadcast)
+  multiply = f32[8]{0} multiply(p0, broadcast)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(add, multiply)
+}
+)",
+                R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[8]{0} parameter(0)
+  param_1 = f32[] parameter(1)
+  broadcast.1 = f32[8]{0} broadcast(param_1), dimensions={}
+  ROOT multiply = f32[8]{0} multiply(param_0, broadcast.1)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[8]{0} parameter(0)
+  param_1.1 = f32[] parameter(1)
+  broadcast = f32[8]{0} broadcast(param_1.1), dimensions={}
+  ROOT add = f32[8]{0} add(param_0.1, broadcast)
+}
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  s = f32[] parameter(1)
+  fusion.1 = f32[8]{0} fusion(p0, s), kind=kLoop, calls=fused_computation.1
+  fusion = f32[8]{0} fusion(p0, s), kind=kLoop, calls=fused_computation
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(fusion.1, fusion)
+}
+)");
+}
+
+TEST(InstructionFusionTest, DoesNotDuplicateExpensiveProducer) {
+  InstructionFusion cpu("cpu");
+  InstructionFusion gpu("gpu");
+  constexpr char kHlo[] = R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  exponential = f32[8]{0} exponential(p0)
+  add = f32[8]{0} add(exponential, p0)
+  multiply = f32[8]{0} multiply(exponential, p0)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(add, multiply)
+}
+)";
+  ExpectNoChange(cpu, kHlo);
+  ExpectNoChange(gpu, kHlo);
+}
+
+TEST(InstructionFusionTest, NeverFusesSideEffectsCustomCallsOrLargeConstants) {
+  InstructionFusion cpu("cpu");
+  InstructionFusion gpu("gpu");
+  constexpr char kHlo[] = R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[4]{0} parameter(0)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  rng = f32[4]{0} rng(lo, hi), distribution=rng_uniform
+  cc = f32[4]{0} custom-call(p0), custom_call_target="foo"
+  big = f32[4]{0} constant({1, 2, 3, 4})
+  add = f32[4]{0} add(rng, cc)
+  add.1 = f32[4]{0} add(big, p0)
+  ROOT t = (f32[4]{0}, f32[4]{0}) tuple(add, add.1)
+}
+)";
+  bool changed = true;
+  std::unique_ptr<Module> m = testing::RunPass(cpu, kHlo, &changed);
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(changed) << Normalize(*m);
+  m = testing::RunPass(gpu, kHlo, &changed);
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(changed) << Normalize(*m);
+}
+
+TEST(InstructionFusionTest, CpuOutputFusesMatrixVectorDotWithAdd) {
+  InstructionFusion pass("cpu");
+  ExpectRewrite(pass, R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[1,4]{1,0} parameter(0)
+  p1 = f32[4,8]{1,0} parameter(1)
+  bias = f32[1,8]{1,0} parameter(2)
+  dot = f32[1,8]{1,0} dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT add = f32[1,8]{1,0} add(bias, dot)
+}
+)",
+                R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[1,8]{1,0} parameter(0)
+  param_1 = f32[1,4]{1,0} parameter(1)
+  param_2 = f32[4,8]{1,0} parameter(2)
+  dot = f32[1,8]{1,0} dot(param_1, param_2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT add = f32[1,8]{1,0} add(param_0, dot)
+}
+
+ENTRY e {
+  p0 = f32[1,4]{1,0} parameter(0)
+  p1 = f32[4,8]{1,0} parameter(1)
+  bias = f32[1,8]{1,0} parameter(2)
+  ROOT fusion = f32[1,8]{1,0} fusion(bias, p0, p1), kind=kOutput, calls=fused_computation
+}
+)");
+}
+
+TEST(InstructionFusionTest, CpuLeavesMatrixMatrixDotAlone) {
+  InstructionFusion pass("cpu");
+  ExpectNoChange(pass, R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[4,4]{1,0} parameter(0)
+  p1 = f32[4,4]{1,0} parameter(1)
+  dot = f32[4,4]{1,0} dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT add = f32[4,4]{1,0} add(dot, p1)
+}
+)");
+}
+
+TEST(InstructionFusionTest, GpuFusesProducerIntoAllUsers) {
+  InstructionFusion pass("gpu");
+  ExpectRewrite(pass, R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  add = f32[8]{0} add(p0, p1)
+  negate = f32[8]{0} negate(add)
+  abs = f32[8]{0} abs(add)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(negate, abs)
+}
+)",
+                R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[8]{0} parameter(0)
+  param_1 = f32[8]{0} parameter(1)
+  add.1 = f32[8]{0} add(param_0, param_1)
+  ROOT negate = f32[8]{0} negate(add.1)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[8]{0} parameter(0)
+  param_1.1 = f32[8]{0} parameter(1)
+  add = f32[8]{0} add(param_0.1, param_1.1)
+  ROOT abs = f32[8]{0} abs(add)
+}
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  fusion = f32[8]{0} fusion(p0, p1), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[8]{0} fusion(p0, p1), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(fusion, fusion.1)
+}
+)");
+}
+
+TEST(InstructionFusionTest, FusesInsideWhileBodyButNotReducers) {
+  InstructionFusion pass("cpu");
+  bool changed = false;
+  std::unique_ptr<Module> m = testing::RunPass(pass, R"(
+HloModule m
+
+cond {
+  c = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(c), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  b = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  v = f32[8]{0} get-tuple-element(b), index=1
+  neg = f32[8]{0} negate(v)
+  abs = f32[8]{0} abs(neg)
+  ROOT r = (s32[], f32[8]{0}) tuple(next, abs)
+}
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]{0}) tuple(zero, p0)
+  w = (s32[], f32[8]{0}) while(init), condition=cond, body=body
+  ROOT out = f32[8]{0} get-tuple-element(w), index=1
+}
+)",
+                                                 &changed);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(changed);
+  const Computation* body = m->FindComputation("body");
+  ASSERT_NE(body, nullptr);
+  int fusions = 0;
+  for (const Instruction* i : body->instructions()) fusions += i->opcode() == Opcode::kFusion;
+  EXPECT_EQ(fusions, 1) << Normalize(*m);
+  // The condition's compare has only a parameter-derived operand and a constant: untouched.
+  EXPECT_EQ(m->FindComputation("cond")->instruction_count(), 4);
+}
+
+// ----- MultiOutputFusion -----
+
+TEST(MultiOutputFusionTest, FusesSiblingsReadingTheSameOperand) {
+  MultiOutputFusion pass;
+  ExpectRewrite(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  param_1.1 = f32[16]{0} parameter(1)
+  ROOT add = f32[16]{0} add(param_0.1, param_1.1)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  fusion = f32[16]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[16]{0} fusion(p0, p1), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion, fusion.1)
+}
+)",
+                R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  param_1.1 = f32[16]{0} parameter(1)
+  negate = f32[16]{0} negate(param_0)
+  add = f32[16]{0} add(param_0, param_1.1)
+  ROOT tuple = (f32[16]{0}, f32[16]{0}) tuple(negate, add)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  fusion = (f32[16]{0}, f32[16]{0}) fusion(p0, p1), kind=kLoop, calls=fused_computation
+  get-tuple-element = f32[16]{0} get-tuple-element(fusion), index=0
+  get-tuple-element.1 = f32[16]{0} get-tuple-element(fusion), index=1
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(get-tuple-element, get-tuple-element.1)
+}
+)");
+}
+
+TEST(MultiOutputFusionTest, FusesSiblingReductions) {
+  MultiOutputFusion pass;
+  ExpectRewrite(pass, R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+fused_computation {
+  param_0 = f32[4,8]{1,0} parameter(0)
+  multiply = f32[4,8]{1,0} multiply(param_0, param_0)
+  zero = f32[] constant(0)
+  ROOT reduce = f32[4]{0} reduce(multiply, zero), dimensions={1}, to_apply=sum
+}
+
+ENTRY e {
+  p0 = f32[4,8]{1,0} parameter(0)
+  zero.1 = f32[] constant(0)
+  reduce.1 = f32[4]{0} reduce(p0, zero.1), dimensions={1}, to_apply=sum
+  fusion = f32[4]{0} fusion(p0), kind=kInput, calls=fused_computation
+  ROOT t = (f32[4]{0}, f32[4]{0}) tuple(reduce.1, fusion)
+}
+)",
+                R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[4,8]{1,0} parameter(0)
+  param_1 = f32[] parameter(1)
+  reduce.1 = f32[4]{0} reduce(param_0.1, param_1), dimensions={1}, to_apply=sum
+  multiply = f32[4,8]{1,0} multiply(param_0.1, param_0.1)
+  zero = f32[] constant(0)
+  reduce = f32[4]{0} reduce(multiply, zero), dimensions={1}, to_apply=sum
+  ROOT tuple = (f32[4]{0}, f32[4]{0}) tuple(reduce.1, reduce)
+}
+
+ENTRY e {
+  p0 = f32[4,8]{1,0} parameter(0)
+  zero.1 = f32[] constant(0)
+  fusion.1 = (f32[4]{0}, f32[4]{0}) fusion(p0, zero.1), kind=kInput, calls=fused_computation.1
+  get-tuple-element = f32[4]{0} get-tuple-element(fusion.1), index=0
+  get-tuple-element.1 = f32[4]{0} get-tuple-element(fusion.1), index=1
+  ROOT t = (f32[4]{0}, f32[4]{0}) tuple(get-tuple-element, get-tuple-element.1)
+}
+)");
+}
+
+TEST(MultiOutputFusionTest, FusesProducerWithOtherUsersIntoConsumer) {
+  MultiOutputFusion pass;
+  ExpectRewrite(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  ROOT exponential = f32[16]{0} exponential(param_0)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  param_1.1 = f32[16]{0} parameter(1)
+  ROOT add = f32[16]{0} add(param_0.1, param_1.1)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  fusion = f32[16]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[16]{0} fusion(fusion, p1), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion, fusion.1)
+}
+)",
+                R"(
+HloModule m
+
+fused_computation.1 {
+  param_1.1 = f32[16]{0} parameter(0)
+  param_0 = f32[16]{0} parameter(1)
+  exponential = f32[16]{0} exponential(param_0)
+  add = f32[16]{0} add(exponential, param_1.1)
+  ROOT tuple = (f32[16]{0}, f32[16]{0}) tuple(add, exponential)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  fusion.1 = (f32[16]{0}, f32[16]{0}) fusion(p1, p0), kind=kLoop, calls=fused_computation.1
+  get-tuple-element.1 = f32[16]{0} get-tuple-element(fusion.1), index=1
+  get-tuple-element = f32[16]{0} get-tuple-element(fusion.1), index=0
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(get-tuple-element.1, get-tuple-element)
+}
+)");
+}
+
+TEST(MultiOutputFusionTest, LeavesDifferentShapesAndDependentSiblingsAlone) {
+  MultiOutputFusion pass;
+  // Different iteration spaces.
+  ExpectNoChange(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  ROOT slice = f32[8]{0} slice(param_0.1), slice={[0:8]}
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  fusion = f32[16]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[8]{0} fusion(p0), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[16]{0}, f32[8]{0}) tuple(fusion, fusion.1)
+}
+)");
+  // fusion.1 reads fusion through a custom call: merging them would form a cycle.
+  ExpectNoChange(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  param_1.1 = f32[16]{0} parameter(1)
+  ROOT add = f32[16]{0} add(param_0.1, param_1.1)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  fusion = f32[16]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  cc = f32[16]{0} custom-call(fusion), custom_call_target="foo"
+  fusion.1 = f32[16]{0} fusion(p0, cc), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion, fusion.1)
+}
+)");
+}
+
+// ----- FusionMerger -----
+
+TEST(FusionMergerTest, MergesProducerIntoAllFusionUsers) {
+  FusionMerger pass;
+  ExpectRewrite(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  param_1 = f32[16]{0} parameter(1)
+  ROOT add = f32[16]{0} add(param_0, param_1)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0.1)
+}
+
+fused_computation.2 {
+  param_0.2 = f32[16]{0} parameter(0)
+  param_1.2 = f32[16]{0} parameter(1)
+  ROOT multiply = f32[16]{0} multiply(param_0.2, param_1.2)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  fusion = f32[16]{0} fusion(p0, p1), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[16]{0} fusion(fusion), kind=kLoop, calls=fused_computation.1
+  fusion.2 = f32[16]{0} fusion(fusion, p0), kind=kLoop, calls=fused_computation.2
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion.1, fusion.2)
+}
+)",
+                R"(
+HloModule m
+
+fused_computation.1 {
+  param_0.3 = f32[16]{0} parameter(0)
+  param_1.3 = f32[16]{0} parameter(1)
+  add.1 = f32[16]{0} add(param_0.3, param_1.3)
+  ROOT negate = f32[16]{0} negate(add.1)
+}
+
+fused_computation.2 {
+  param_1.2 = f32[16]{0} parameter(0)
+  param_1 = f32[16]{0} parameter(1)
+  add = f32[16]{0} add(param_1.2, param_1)
+  ROOT multiply = f32[16]{0} multiply(add, param_1.2)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  fusion.1 = f32[16]{0} fusion(p0, p1), kind=kLoop, calls=fused_computation.1
+  fusion.2 = f32[16]{0} fusion(p0, p1), kind=kLoop, calls=fused_computation.2
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion.1, fusion.2)
+}
+)");
+}
+
+TEST(FusionMergerTest, LeavesProducerWithNonFusionUserAlone) {
+  FusionMerger pass;
+  ExpectNoChange(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  param_1 = f32[16]{0} parameter(1)
+  ROOT add = f32[16]{0} add(param_0, param_1)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0.1)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[16]{0} parameter(1)
+  fusion = f32[16]{0} fusion(p0, p1), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[16]{0} fusion(fusion), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion, fusion.1)
+}
+)");
+}
+
+TEST(FusionMergerTest, DoesNotRecomputeExpensiveProducerOrAddTraffic) {
+  FusionMerger pass;
+  // exponential is expensive and has two users.
+  ExpectNoChange(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  ROOT exponential = f32[16]{0} exponential(param_0)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0.1)
+}
+
+fused_computation.2 {
+  param_0.2 = f32[16]{0} parameter(0)
+  ROOT abs = f32[16]{0} abs(param_0.2)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  fusion = f32[16]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[16]{0} fusion(fusion), kind=kLoop, calls=fused_computation.1
+  fusion.2 = f32[16]{0} fusion(fusion), kind=kLoop, calls=fused_computation.2
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion.1, fusion.2)
+}
+)");
+  // A broadcast producer whose users would each read the large input: more traffic.
+  ExpectNoChange(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[1024]{0} parameter(0)
+  slice = f32[1]{0} slice(param_0), slice={[0:1]}
+  reshape = f32[] reshape(slice)
+  ROOT broadcast = f32[4]{0} broadcast(reshape), dimensions={}
+}
+
+fused_computation.1 {
+  param_0.1 = f32[4]{0} parameter(0)
+  ROOT negate = f32[4]{0} negate(param_0.1)
+}
+
+fused_computation.2 {
+  param_0.2 = f32[4]{0} parameter(0)
+  ROOT abs = f32[4]{0} abs(param_0.2)
+}
+
+ENTRY e {
+  p0 = f32[1024]{0} parameter(0)
+  fusion = f32[4]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[4]{0} fusion(fusion), kind=kLoop, calls=fused_computation.1
+  fusion.2 = f32[4]{0} fusion(fusion), kind=kLoop, calls=fused_computation.2
+  ROOT t = (f32[4]{0}, f32[4]{0}) tuple(fusion.1, fusion.2)
+}
+)");
+}
+
+// ----- HorizontalLoopFusion -----
+
+TEST(HorizontalLoopFusionTest, FusesIndependentLoopFusions) {
+  HorizontalLoopFusion pass;
+  ExpectRewrite(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[8]{0} parameter(0)
+  ROOT abs = f32[8]{0} abs(param_0.1)
+}
+
+fused_computation.2 {
+  param_0.2 = s32[8]{0} parameter(0)
+  ROOT negate.2 = s32[8]{0} negate(param_0.2)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  p2 = s32[8]{0} parameter(2)
+  fusion = f32[16]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[8]{0} fusion(p1), kind=kLoop, calls=fused_computation.1
+  fusion.2 = s32[8]{0} fusion(p2), kind=kLoop, calls=fused_computation.2
+  ROOT t = (f32[16]{0}, f32[8]{0}, s32[8]{0}) tuple(fusion, fusion.1, fusion.2)
+}
+)",
+                R"(
+HloModule m
+
+fused_computation.2 {
+  param_0.2 = s32[8]{0} parameter(0)
+  ROOT negate.2 = s32[8]{0} negate(param_0.2)
+}
+
+horizontally_fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  param_0.1 = f32[8]{0} parameter(1)
+  negate = f32[16]{0} negate(param_0)
+  abs = f32[8]{0} abs(param_0.1)
+  ROOT tuple = (f32[16]{0}, f32[8]{0}) tuple(negate, abs)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  p2 = s32[8]{0} parameter(2)
+  fusion.2 = s32[8]{0} fusion(p2), kind=kLoop, calls=fused_computation.2
+  fusion.3 = (f32[16]{0}, f32[8]{0}) fusion(p0, p1), kind=kLoop,
+      calls=horizontally_fused_computation
+  get-tuple-element = f32[16]{0} get-tuple-element(fusion.3), index=0
+  get-tuple-element.1 = f32[8]{0} get-tuple-element(fusion.3), index=1
+  ROOT t = (f32[16]{0}, f32[8]{0}, s32[8]{0}) tuple(get-tuple-element, get-tuple-element.1,
+      fusion.2)
+}
+)");
+}
+
+TEST(HorizontalLoopFusionTest, LeavesSharedOrLoneFusionsAlone) {
+  HorizontalLoopFusion pass;
+  ExpectNoChange(pass, R"(
+HloModule m
+
+fused_computation {
+  param_0 = f32[16]{0} parameter(0)
+  ROOT negate = f32[16]{0} negate(param_0)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[16]{0} parameter(0)
+  ROOT abs = f32[16]{0} abs(param_0.1)
+}
+
+ENTRY e {
+  p0 = f32[16]{0} parameter(0)
+  fusion = f32[16]{0} fusion(p0), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[16]{0} fusion(fusion), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(fusion, fusion.1)
+}
+)");
+}
+
+// ----- CountKernels -----
+
+TEST(CountKernelsTest, CountsFusionsAndUnfusedWork) {
+  std::unique_ptr<Module> m = ParseOrDie(kElementwiseChain);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(CountKernels(*m), 3);  // add, negate, multiply
+  InstructionFusion pass("cpu");
+  PassContext ctx = MakeTestContext();
+  ASSERT_TRUE(pass.Run(m.get(), ctx).ok());
+  EXPECT_EQ(CountKernels(*m), 1);  // one fusion; parameters are not kernels
+
+  std::unique_ptr<Module> t = ParseOrDie(R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  c = f32[8]{0} constant({1, 2, 3, 4, 5, 6, 7, 8})
+  b = f32[2,4]{1,0} bitcast(p0)
+  add = f32[8]{0} add(p0, c)
+  ROOT t = (f32[2,4]{1,0}, f32[8]{0}) tuple(b, add)
+}
+)");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(CountKernels(*t), 1);
+}
+
+// ----- Corpus -----
+
+// Runs `pass` over every corpus module that parses and verifies; the result must verify, and
+// where the interpreter runs the original quickly, compute the same values. `pre` (if any) runs
+// first, so that passes working on fusions find some.
+void RunOverCorpus(HloPass& pass, HloPass* pre = nullptr) {
+  const std::filesystem::path dir(HLOWB_CORPUS_DIR);
+  if (!std::filesystem::is_directory(dir)) {
+    GTEST_SKIP() << "corpus not found at " << dir << " (set HLOWB_CORPUS_DIR)";
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file() && e.path().extension() == ".hlo") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  int modules = 0;
+  int changed_modules = 0;
+  int checked = 0;
+  for (const auto& path : files) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    int part_no = 0;
+    for (std::string_view part : SplitInputFile(text)) {
+      ++part_no;
+      absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(part);
+      if (!parsed.ok()) continue;
+      bool clean = true;
+      for (const VerifierDiagnostic& d : VerifyModule(**parsed)) {
+        clean &= d.severity != VerifierDiagnostic::Severity::kError;
+      }
+      if (!clean) continue;
+      ++modules;
+      std::unique_ptr<Module> before = CloneModule(**parsed);
+      std::unique_ptr<Module> m = std::move(*parsed);
+      PassContext ctx = MakeTestContext();
+      const std::string where = StrCat(path.filename().string(), " part ", part_no);
+      if (pre) {
+        absl::StatusOr<bool> p = pre->Run(m.get(), ctx);
+        ASSERT_TRUE(p.ok()) << pre->name() << " on " << where << ": " << p.status().message();
+      }
+      absl::StatusOr<bool> r = pass.Run(m.get(), ctx);
+      ASSERT_TRUE(r.ok()) << pass.name() << " on " << where << ": " << r.status().message();
+      if (!*r) continue;
+      ++changed_modules;
+      for (const VerifierDiagnostic& d : VerifyModule(*m)) {
+        EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
+            << pass.name() << " on " << where << ": " << d.ToString();
+      }
+      // Semantics: only modules the interpreter finishes quickly, and only if it can run the
+      // original at all (no custom calls, collectives, ...).
+      int64_t elements = 0;
+      for (const Instruction* p : before->entry()->parameters()) {
+        if (!p) continue;
+        std::vector<const Shape*> stack{&p->shape()};
+        while (!stack.empty()) {
+          const Shape* sh = stack.back();
+          stack.pop_back();
+          if (sh->IsArray()) elements += sh->ElementCount() < 0 ? (1 << 20) : sh->ElementCount();
+          for (const Shape& e : sh->tuple_shapes()) stack.push_back(&e);
+        }
+      }
+      if (elements > (1 << 16) || CountKernels(*before) > 200) continue;
+      FakeDataOptions fo;
+      fo.seed = 7;
+      absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*before, fo);
+      if (!args.ok()) continue;
+      auto start = std::chrono::steady_clock::now();
+      absl::StatusOr<Literal> ref = EvaluateModule(*before, *args);
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!ref.ok() || secs > 0.2) continue;
+      SCOPED_TRACE(where);
+      EXPECT_TRUE(ExpectSameResults(*before, *m));
+      ++checked;
+    }
+  }
+  std::cout << pass.name() << ": " << modules << " corpus modules, " << changed_modules
+            << " changed, " << checked << " checked on the interpreter\n";
+  EXPECT_GT(modules, 0);
+}
+
+TEST(FusionCorpusTest, CpuInstructionFusion) {
+  InstructionFusion pass("cpu");
+  RunOverCorpus(pass);
+}
+
+TEST(FusionCorpusTest, GpuPriorityFusion) {
+  InstructionFusion pass("gpu");
+  RunOverCorpus(pass);
+}
+
+TEST(FusionCorpusTest, MultiOutputFusion) {
+  MultiOutputFusion pass;
+  InstructionFusion pre("gpu");
+  RunOverCorpus(pass, &pre);
+}
+
+TEST(FusionCorpusTest, FusionMerger) {
+  FusionMerger pass;
+  InstructionFusion pre("gpu");
+  RunOverCorpus(pass, &pre);
+}
+
+TEST(FusionCorpusTest, HorizontalLoopFusion) {
+  HorizontalLoopFusion pass;
+  InstructionFusion pre("gpu");
+  RunOverCorpus(pass, &pre);
+}
+
+}  // namespace
+}  // namespace hlowb

@@ -1,0 +1,161 @@
+// `hlowb opt`: the embedded compiler from the command line, against the built binary. Our own
+// dumps must read like XLA's: `hlowb index` recognises every file, `hlowb passes` lists the
+// states in order with change flags, and `hlowb replay DIR --bisect_passes` finds no pass that
+// changes the outputs.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/analysis/verifier.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+Result Hlowb(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + " " + std::string(HLOWB_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string Sample() {
+  return (fs::path(HLOWB_SOURCE_DIR) / "resources" / "samples" / "sample.hlo").string();
+}
+
+fs::path TempDir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("hlowb_opt_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(p);
+  return p;
+}
+
+TEST(OptCli, ListsPassesAndRefusesUnknownOnes) {
+  Result list = Hlowb("opt --list-passes");
+  ASSERT_EQ(list.code, 0) << list.out;
+  for (const char* pass : {"algsimp", "cse", "dce", "fusion", "priority-fusion",
+                           "layout-assignment", "copy-insertion", "hlo-memory-scheduler",
+                           "simplify-while-loops", "batchnorm_expander"}) {
+    EXPECT_NE(list.out.find(std::string(pass) + "\n"), std::string::npos) << pass;
+  }
+  Result bad = Hlowb("opt " + Sample() + " --passes=algsimp,no-such-pass");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("unknown pass 'no-such-pass'"), std::string::npos) << bad.out;
+  EXPECT_EQ(Hlowb("opt " + Sample() + " --platform=tpu").code, 2);
+}
+
+TEST(OptCli, CpuPipelineGivesAScheduledVerifiedModule) {
+  fs::path out = TempDir("cpu") / "out.hlo";
+  fs::create_directories(out.parent_path());
+  Result r = Hlowb("opt " + Sample() + " --platform=cpu --pass-stats -o " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("algsimp"), std::string::npos) << "pass statistics: " << r.out;
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("is_scheduled=true"), std::string::npos);
+  EXPECT_NE(text.find("fusion("), std::string::npos) << "the cpu pipeline fuses";
+  auto m = ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(CountErrors(VerifyModule(**m)), 0);
+
+  Result ba = Hlowb("opt " + Sample() + " --stage=buffer-assignment");
+  ASSERT_EQ(ba.code, 0) << ba.out;
+  EXPECT_NE(ba.out.find("allocation 0: size "), std::string::npos) << ba.out;
+  fs::remove_all(out.parent_path());
+}
+
+TEST(OptCli, DisabledPassesFromFlagsAndXlaFlags) {
+  fs::path dir = TempDir("disabled");
+  fs::create_directories(dir);
+  fs::path chain = dir / "chain.hlo";
+  std::ofstream(chain) << "HloModule chain\n\nENTRY e {\n  p = f32[64]{0} parameter(0)\n"
+                          "  a = f32[64]{0} exponential(p)\n  b = f32[64]{0} add(a, p)\n"
+                          "  ROOT n = f32[64]{0} negate(b)\n}\n";
+  Result fused = Hlowb("opt " + chain.string());
+  ASSERT_EQ(fused.code, 0) << fused.out;
+  EXPECT_NE(fused.out.find("fusion("), std::string::npos) << fused.out;
+  Result r = Hlowb("opt " + chain.string() + " --xla_disable_hlo_passes=fusion");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("fusion("), std::string::npos) << "fusion was disabled: " << r.out;
+  Result env = Hlowb("opt " + chain.string(), "XLA_FLAGS=--xla_disable_hlo_passes=fusion");
+  ASSERT_EQ(env.code, 0) << env.out;
+  EXPECT_EQ(env.out.find("fusion("), std::string::npos) << "XLA_FLAGS is read: " << env.out;
+  Result only = Hlowb("opt " + chain.string() + " --passes=fusion,dce");
+  ASSERT_EQ(only.code, 0) << only.out;
+  EXPECT_NE(only.out.find("fusion("), std::string::npos) << only.out;
+  EXPECT_EQ(only.out.find("is_scheduled=true"), std::string::npos) << "a pass list only";
+  Result bad = Hlowb("opt " + chain.string() + " --xla_dump_hlo_as_text=perhaps");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  fs::remove_all(dir);
+}
+
+TEST(OptCli, InvalidModuleIsRefusedBeforeAnyPass) {
+  fs::path dir = TempDir("invalid");
+  fs::create_directories(dir);
+  fs::path bad = dir / "bad.hlo";
+  std::ofstream(bad) << "HloModule bad\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+                        "  ROOT a = f32[5] add(p, p)\n}\n";
+  Result r = Hlowb("opt " + bad.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("does not verify; no pass was run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(OptCli, OwnDumpsReadLikeXlasAndBisectCleanly) {
+  fs::path dir = TempDir("dump");
+  Result r = Hlowb("opt " + Sample() + " --platform=cpu --xla_dump_to=" + dir.string() +
+                   " --xla_dump_hlo_pass_re=.* -o /dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  int states = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.find(".txt") != std::string::npos) ++states;
+  }
+  EXPECT_GT(states, 5);
+  EXPECT_TRUE(fs::exists(dir / "module_0000.jit_mlp_loss.before_optimizations.txt"));
+  EXPECT_TRUE(fs::exists(dir / "module_0000.jit_mlp_loss.cpu_after_optimizations.txt"));
+  EXPECT_TRUE(
+      fs::exists(dir / "module_0000.jit_mlp_loss.cpu_after_optimizations-buffer-assignment.txt"));
+  EXPECT_TRUE(fs::exists(dir /
+                         "module_0000.jit_mlp_loss.cpu_after_optimizations-memory-usage-report.txt"));
+
+  Result index = Hlowb("index " + dir.string());
+  ASSERT_EQ(index.code, 0) << index.out;
+  EXPECT_NE(index.out.find(" 1 modules, 0 unrecognised"), std::string::npos) << index.out;
+  EXPECT_NE(index.out.find("HLO_passes_through_layout_assignment"), std::string::npos)
+      << index.out;
+
+  Result passes = Hlowb("passes " + dir.string() + " --module=0");
+  ASSERT_EQ(passes.code, 0) << passes.out;
+  EXPECT_NE(passes.out.find("HLO_passes_after_layout_assignment: fusion  changed"),
+            std::string::npos)
+      << passes.out;
+  EXPECT_NE(passes.out.find("cpu_after_optimizations"), std::string::npos) << passes.out;
+
+  Result bisect = Hlowb("replay " + dir.string() + " --module=0 --bisect_passes");
+  EXPECT_EQ(bisect.code, 0) << bisect.out;
+  EXPECT_NE(bisect.out.find("no state diverged"), std::string::npos) << bisect.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hlowb
