@@ -49,6 +49,8 @@ constexpr char kUsage[] =
     "                 memory-usage-report] [--pass-stats] [-o OUT] [--xla_dump_to=DIR]\n"
     "                 [--xla_dump_hlo_pass_re=RE] [--xla_disable_hlo_passes=a,b] [--xla_...]\n"
     "  worker         the app's replay worker process (protobuf messages on stdin/stdout)\n"
+    "  capture [-o DIR] [--pass-by-pass] [--snapshots] [--module-re=RE] [--no-open] -- COMMAND\n"
+    "                 run a JAX/XLA program with XLA's dump flags, index the dump, open it\n"
     "  gui [PATH]     the desktop window on a file or dump directory [--module=M] [--step=S]\n"
     "                 [--select=NAME] [--screenshot=FILE: render, write a PNG and exit]\n"
     "  PATH           with no command: `gui PATH`\n"
@@ -105,6 +107,7 @@ int main(int argc, char** argv) {
   if (command == "bundle") return hlowb::cli::RunBundle(rest);
   if (command == "opt") return hlowb::cli::RunOpt(rest);
   if (command == "worker") return hlowb::cli::RunWorker(rest);
+  if (command == "capture") return hlowb::cli::RunCapture(rest);
   if (command == "gui") return RunGuiCommand(argv[0], rest);
   // `hlowb PATH [options]`: a path where a command would be opens the window on it.
   if (IsExistingPath(command)) {

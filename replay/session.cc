@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/analysis/verifier.h"
 #include "core/support/strings.h"
+#include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/data/fake_data.h"
 #include "replay/data/host_transfers.h"
 #include "replay/evaluator/evaluator.h"
@@ -23,6 +24,7 @@ double Since(std::chrono::steady_clock::time_point t0) {
 }
 
 bool IsInterpreter(const std::string& p) { return p == "interpreter" || p == "reference"; }
+bool IsXlaCpu(const std::string& p) { return p == kXlaCpuPlatform; }
 
 Literal Clone(const Literal& l) { return l; }
 
@@ -48,6 +50,7 @@ absl::StatusOr<HostTransferMode> ParseHostTransferMode(std::string_view text) {
 
 absl::Status CheckPlatform(const std::string& platform) {
   if (IsInterpreter(platform)) return absl::OkStatus();
+  if (IsXlaCpu(platform)) return FindXlaPython().status();
   if (platform == "cpu" || platform == "host" || platform == "cuda" || platform == "gpu" ||
       platform == "rocm") {
     return absl::FailedPreconditionError(
@@ -56,7 +59,8 @@ absl::Status CheckPlatform(const std::string& platform) {
                " backend is planned); use --platform=interpreter"));
   }
   return absl::InvalidArgumentError(
-      StrCat("unknown platform '", platform, "' (known: interpreter; not built yet: cpu, cuda)"));
+      StrCat("unknown platform '", platform,
+             "' (known: interpreter, xla-cpu; not built yet: cpu, cuda)"));
 }
 
 bool ReplayReport::compared() const {
@@ -165,6 +169,13 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                                      " had elided data ({...}); replayed with seeded fake data"));
   }
 
+  if (grid->size() > 1 && (IsXlaCpu(options_.platform) || IsXlaCpu(options_.reference_platform))) {
+    return absl::UnimplementedError(
+        StrCat("the xla-cpu platform runs single-device modules only; this one needs ",
+               grid->size(), " devices (", grid->num_replicas, " replica(s) x ",
+               grid->num_partitions, " partition(s)); compare on the interpreter, or pass "
+               "--num_replicas=1 --num_partitions=1 for modules without collectives"));
+  }
   if (grid->size() > 1) {
     absl::Status st =
         RunMultiDeviceIterations(module_, options_, inputs_, *grid, cancel, progress, &report);
@@ -178,8 +189,57 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   HostTransferFeeder host_feeder(options_.host_transfers == HostTransferMode::kFake,
                                  options_.seed, options_.use_large_float_range);
 
+  std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant;
+  if (options_.fake_elided_constants) {
+    const Module* module = &module_;
+    elided_constant = [module, fake_options, elided_cache,
+                       elided_mutex](const Instruction& instr) -> absl::StatusOr<Literal> {
+      {
+        std::lock_guard<std::mutex> lock(*elided_mutex);
+        auto it = elided_cache->find(&instr);
+        if (it != elided_cache->end()) return Clone(it->second);
+      }
+      auto l = MakeFakeElidedConstant(*module, instr, fake_options);
+      if (!l.ok()) return l.status();
+      std::lock_guard<std::mutex> lock(*elided_mutex);
+      return Clone(elided_cache->emplace(&instr, std::move(*l)).first->second);
+    };
+  }
+
+  // xla-cpu runs: one helper process each (compile + run); the first run's compile time and
+  // optimized module go to the report.
+  bool xla_compiled[2] = {false, false};
+  auto run_xla_cpu = [&](const std::vector<Literal>& args, int iteration, bool reference,
+                         int64_t run_number, double* seconds) -> absl::StatusOr<Literal> {
+    std::string what = StrCat(reference ? "reference " : "", "iteration ", iteration + 1);
+    if (progress) {
+      progress(run_number * 1000, total_runs * 1000, StrCat(what, ": XLA CPU (helper process)"));
+    }
+    XlaCpuOptions xo;
+    xo.timeout_seconds = options_.xla_cpu_timeout_seconds;
+    xo.cancel = cancel;
+    xo.elided_constant = elided_constant;
+    auto run = RunOnXlaCpu(module_, args, xo);
+    if (!run.ok()) return run.status();
+    *seconds = run->run_seconds;
+    if (!xla_compiled[reference ? 1 : 0]) {
+      xla_compiled[reference ? 1 : 0] = true;
+      (reference ? report.reference_compile_seconds : report.compile_seconds) =
+          run->compile_seconds;
+      if (report.xla_optimized_module.empty()) {
+        report.xla_optimized_module = std::move(run->optimized_module);
+        report.xla_jaxlib_version = run->jaxlib_version;
+      }
+    }
+    if (progress) progress((run_number + 1) * 1000, total_runs * 1000, what);
+    return std::move(run->result);
+  };
+
   auto evaluate = [&](const std::vector<Literal>& args, int iteration, bool reference,
                       int64_t run_number, double* seconds) -> absl::StatusOr<Literal> {
+    if (IsXlaCpu(reference ? options_.reference_platform : options_.platform)) {
+      return run_xla_cpu(args, iteration, reference, run_number, seconds);
+    }
     EvaluatorOptions eo;
     eo.memory_budget_bytes = options_.memory_budget_bytes;
     eo.cancel = cancel;
@@ -212,21 +272,7 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
         options_.on_instruction(p);
       };
     }
-    if (options_.fake_elided_constants) {
-      const Module* module = &module_;
-      eo.elided_constant = [module, fake_options, elided_cache,
-                            elided_mutex](const Instruction& instr) -> absl::StatusOr<Literal> {
-        {
-          std::lock_guard<std::mutex> lock(*elided_mutex);
-          auto it = elided_cache->find(&instr);
-          if (it != elided_cache->end()) return Clone(it->second);
-        }
-        auto l = MakeFakeElidedConstant(*module, instr, fake_options);
-        if (!l.ok()) return l.status();
-        std::lock_guard<std::mutex> lock(*elided_mutex);
-        return Clone(elided_cache->emplace(&instr, std::move(*l)).first->second);
-      };
-    }
+    if (elided_constant) eo.elided_constant = elided_constant;
     auto start = std::chrono::steady_clock::now();
     auto result = EvaluateModule(module_, args, eo);
     *seconds = Since(start);

@@ -4,8 +4,10 @@
 // evaluator) and reports progress through the sink.
 //
 // Platforms: "interpreter" (the reference evaluator; "reference" is accepted as an alias)
-// runs here. "cpu", "host", "cuda", "gpu" and "rocm" are backends that are not built yet and
-// fail with FailedPrecondition saying so; anything else is InvalidArgument.
+// runs here; "xla-cpu" runs real XLA's CPU backend in a helper process when a Python with jax
+// is found (replay/backends/xla/xla_cpu_backend.h; single device only). "cpu", "host", "cuda",
+// "gpu" and "rocm" are backends that are not built yet and fail with FailedPrecondition saying
+// so; anything else is InvalidArgument.
 //
 // Arguments, per iteration, in run_hlo_module's order of preference: fake data when
 // force_fake_data is set; else the literals file's iteration; else the snapshot's arguments;
@@ -92,6 +94,8 @@ struct ReplayOptions {
   // Computes custom-call instructions (see plugins/api/custom_call_registry.h); unset: a custom
   // call stops the replay with Unimplemented naming its target.
   CustomCallHook custom_call;
+  // The xla-cpu platform's helper process is killed after this long (per run).
+  double xla_cpu_timeout_seconds = 600;
 };
 
 // Data the input brings besides the module.
@@ -137,6 +141,9 @@ struct ReplayReport {
   // The interpreter has no compilation: this is the verification and preparation time.
   double compile_seconds = 0;
   double reference_compile_seconds = 0;
+  // xla-cpu runs: XLA's optimized module (the first run's) and the jaxlib that compiled it.
+  std::string xla_optimized_module;
+  std::string xla_jaxlib_version;
   std::vector<std::string> warnings;
   std::vector<ReplayIteration> iterations;
   int64_t num_replicas = 1;

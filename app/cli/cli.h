@@ -67,6 +67,7 @@ int RunExtract(const std::vector<std::string>& argv);
 int RunBundle(const std::vector<std::string>& argv);
 int RunOpt(const std::vector<std::string>& argv);
 int RunWorker(const std::vector<std::string>& argv);
+int RunCapture(const std::vector<std::string>& argv);
 
 }  // namespace hlowb::cli
 

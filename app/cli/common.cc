@@ -133,7 +133,7 @@ bool LoadDumpModule(const std::string& dir, const std::string& module, DumpIndex
     std::cerr << "\n";
     return false;
   }
-  *states = m->name.empty() ? m->states : index->StatesForName(m->name);
+  *states = index->Timeline(*m);
   DumpStateLoader loader(*index, CliModuleOpener());
   bool tty = isatty(2);
   *loaded = loader.Load(*states, nullptr, [tty](int64_t done, int64_t total, const std::string&) {
@@ -170,7 +170,7 @@ bool ResolveState(const std::string& ref, ResolvedState* out) {
     std::cerr << "error: " << dir << ": no module '" << module << "'\n";
     return false;
   }
-  std::vector<DumpState> states = m->name.empty() ? m->states : index->StatesForName(m->name);
+  std::vector<DumpState> states = index->Timeline(*m);
   const DumpState* chosen = nullptr;
   for (const DumpState& s : states) {
     if ((step == "before" && s.stage == StageKind::kBeforeOptimizations) ||

@@ -44,6 +44,10 @@ void PrintText(const DumpIndex& index) {
               << " artifacts, " << ModuleBytes(index, m) << " bytes";
     std::string ids = IdsOfName(index, m.name);
     if (!ids.empty()) std::cout << "; same function as ids " << ids;
+    if (m.split_partner >= 0) {
+      std::cout << "; one compilation with id " << index.modules[m.split_partner].id_text
+                << " (its dump is split over the two ids)";
+    }
     std::cout << "\n";
     for (const DumpState& s : m.states) {
       std::cout << "  state " << s.label << ":";

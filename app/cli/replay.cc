@@ -29,8 +29,10 @@ constexpr char kUsage[] =
     "         [--use_large_float_range]\n"
     "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
-    "evaluator; also 'reference'); cpu and cuda are not built yet. Without a reference platform\n"
-    "the result is compared with the one a snapshot or literals file carries, if any.\n"
+    "evaluator; also 'reference'), xla-cpu (real XLA's CPU backend in a helper process, through\n"
+    "the jax in the project's .venv or $HLOWB_PYTHON; single device); cpu and cuda are not\n"
+    "built yet. Without a reference platform the result is compared with the one a snapshot\n"
+    "or literals file carries, if any.\n"
     "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n"
     "Devices: the module's replica_count x num_partitions unless --num_replicas /\n"
     "--num_partitions say otherwise; several devices run as threads with real collectives\n"
@@ -295,8 +297,16 @@ int RunReplay(const std::vector<std::string>& argv_in) {
       }
       for (const std::string& w : report->warnings) std::cout << "  warning: " << w << "\n";
       PrintCustomCallNotes(tools);
+      const std::string xla_compile =
+          StrCat(" (XLA CPU in the helper process, jaxlib ", report->xla_jaxlib_version, ")\n");
       std::cout << "  compile: " << Ms(report->compile_seconds)
-                << " (verification; the interpreter runs the module as given)\n";
+                << (options.platform == "xla-cpu"
+                        ? xla_compile
+                        : " (verification; the interpreter runs the module as given)\n");
+      if (options.reference_platform == "xla-cpu") {
+        std::cout << "  reference compile: " << Ms(report->reference_compile_seconds)
+                  << xla_compile;
+      }
       if (report->num_replicas * report->num_partitions > 1) {
         std::cout << "  devices: " << report->num_replicas * report->num_partitions << " ("
                   << report->num_replicas << " replica" << (report->num_replicas == 1 ? "" : "s")

@@ -20,6 +20,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -337,10 +338,16 @@ void MainWindow::BuildDocks() {
   timeline_layout->addWidget(hide_unchanged_);
   timeline_layout->addWidget(timeline_view_);
   connect(hide_unchanged_, &QCheckBox::toggled, this, [this](bool hide) {
+    // The shown state stays current: it stays listed even when it is an unchanged pass, and
+    // rows leaving the filter must not move the views to a neighbour.
+    const int keep = shown_row_ >= 0 ? shown_row_ : wanted_row_;
+    const bool was_syncing = syncing_;
+    syncing_ = true;
+    timeline_filter_->SetKeptRow(keep);
     timeline_filter_->SetHideUnchanged(hide);
+    syncing_ = was_syncing;
     QSettings().setValue(QStringLiteral("view/hideUnchanged"), hide);
-    // Keep the shown state visible and current when possible.
-    if (shown_row_ >= 0) SelectTimelineRow(shown_row_);
+    if (keep >= 0) SelectTimelineRow(keep);
   });
   connect(timeline_view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { OnTimelineCurrentChanged(current); });
@@ -374,12 +381,21 @@ void MainWindow::BuildDocks() {
                                    computations_view_, Qt::RightDockWidgetArea);
   QDockWidget* properties = dock(tr("Properties"), QStringLiteral("propertiesDock"), properties_,
                                  Qt::RightDockWidgetArea);
-  QDockWidget* replay = dock(tr("Replay"), QStringLiteral("replayDock"), replay_panel_,
+  // The replay panel is tall (settings above result tabs); it scrolls rather than forcing the
+  // window taller than a laptop screen.
+  auto* replay_scroll = new QScrollArea;
+  replay_scroll->setObjectName(QStringLiteral("replayScroll"));
+  replay_scroll->setWidgetResizable(true);
+  replay_scroll->setFrameShape(QFrame::NoFrame);
+  replay_scroll->setWidget(replay_panel_);
+  QDockWidget* replay = dock(tr("Replay"), QStringLiteral("replayDock"), replay_scroll,
                              Qt::RightDockWidgetArea);
-  tabifyDockWidget(properties, replay);
-  properties->raise();
   splitDockWidget(modules, timeline, Qt::Vertical);
   splitDockWidget(computations, properties, Qt::Vertical);
+  // Tabified after the split: splitting moves Properties out of a tab group it is already in,
+  // which would leave Replay stacked below it.
+  tabifyDockWidget(properties, replay);
+  properties->raise();
   resizeDocks({modules, timeline}, {1, 2}, Qt::Vertical);
   resizeDocks({computations, properties}, {1, 2}, Qt::Vertical);
   resizeDocks({modules, computations}, {330, 330}, Qt::Horizontal);
@@ -415,6 +431,7 @@ void MainWindow::BuildActions() {
   open_dir->setIcon(style()->standardIcon(QStyle::SP_DirOpenIcon));
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   RebuildRecentMenu();
+  BuildCaptureMenu(file);  // main_window_capture.cc
   file->addSeparator();
   file->addAction(tr("Export View as &SVG…"), this,
                   [this] { ExportWithDialog(QStringLiteral("svg"), tr("SVG (*.svg)")); });
@@ -681,12 +698,17 @@ void MainWindow::Open(const OpenRequest& request) {
     return;
   }
   loader_->Cancel();
+  // A filter typed for the previous dump would make the next one's module list look empty.
+  if (info.absoluteFilePath() != current_path_) modules_filter_->clear();
+  // Replay results name the previous document's instructions: they go with it.
+  ForgetReplayResults();
   // Forget what was shown; views first, while the modules they show are still alive.
   pending_graph_select_ = nullptr;
   properties_->Clear();
   graph_->Clear();
   text_->Clear();
   computations_model_->SetModule(nullptr);
+  timeline_filter_->SetKeptRow(-1);
   timeline_model_->SetEntries({});
   modules_model_->SetIndex(nullptr);
   session_.reset();
@@ -818,6 +840,7 @@ void MainWindow::ChooseModule(int module_index) {
   syncing_ = false;
 
   pending_graph_select_ = nullptr;
+  if (replay_dump_module_ != module_index) ForgetReplayResults();  // another module's results
   ClearDiff();
   diff_base_row_ = -1;
   history_keep_.clear();
@@ -831,7 +854,7 @@ void MainWindow::ChooseModule(int module_index) {
   selected_name_.clear();
   shown_row_ = -1;
 
-  states_ = m.name.empty() ? m.states : index.StatesForName(m.name);
+  states_ = index.Timeline(m);
   rows_.assign(states_.size(), RowState{});
   std::vector<viewer::TimelineEntry> entries;
   entries.reserve(states_.size());
@@ -841,6 +864,7 @@ void MainWindow::ChooseModule(int module_index) {
     entries.push_back(std::move(e));
   }
   syncing_ = true;
+  timeline_filter_->SetKeptRow(-1);
   timeline_model_->SetEntries(std::move(entries));
   timeline_view_->resizeColumnsToContents();
   syncing_ = false;
@@ -1045,6 +1069,7 @@ void MainWindow::ShowModule(std::shared_ptr<const Module> module, int row) {
   module_ = std::move(module);
   shown_row_ = row;
   wanted_row_ = row;
+  timeline_filter_->SetKeptRow(row);
   waiting_for_state_ = false;
   if (row >= 0 && row < static_cast<int>(rows_.size())) rows_[row].last_used = ++use_clock_;
   computations_model_->SetModule(module_);
@@ -1486,9 +1511,21 @@ void MainWindow::BuildCompareUi() {
             }
             SelectTimelineRow(state);
           });
-  QAction* history_toggle = history_dock_->toggleViewAction();
-  history_toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H));
-  view_menu_->addAction(history_toggle);
+  view_menu_->addAction(history_dock_->toggleViewAction());
+  // The dock's own toggle closes History when it is a tab behind Properties (it counts as
+  // shown there); the shortcut brings it to the front instead, and closes it only when it is
+  // already in front.
+  QAction* show_history = view_menu_->addAction(tr("Show &History"), this, [this] {
+    if (history_dock_->isVisible() && !history_dock_->visibleRegion().isEmpty()) {
+      history_dock_->close();
+      return;
+    }
+    history_dock_->show();
+    history_dock_->raise();
+  });
+  show_history->setObjectName(QStringLiteral("showHistory"));
+  show_history->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_H));
+  show_history->setShortcutContext(Qt::WindowShortcut);
 }
 
 bool MainWindow::CompareRows(int base_row, int row) {

@@ -22,6 +22,7 @@
 
 class QAction;
 class QCheckBox;
+class QDialog;
 class QDockWidget;
 class QStackedWidget;
 class QThreadPool;
@@ -179,6 +180,23 @@ class MainWindow : public QMainWindow {
   // Compile ▸ Compile…: the dialog (platform, passes to leave out), then CompileShownModule.
   void ShowCompileDialog();
   bool IsCompiling() const { return compile_process_ != nullptr; }
+  // --- Capturing a program's XLA dump (main_window_capture.cc). ---
+  // Runs `command` (program and arguments, e.g. python train.py) under `hlowb capture
+  // --no-open` in a child process in `working_dir` (the current one when empty), with XLA's
+  // dump flags, per-pass dumps and snapshots as asked, into `dump_dir` (a fresh folder under
+  // the temporary directory when empty). Its output arrives live (captureOutput); on success
+  // the dump opens. captureFinished reports. False when a capture is running or `command` is
+  // empty.
+  bool StartCapture(const QStringList& command, bool pass_by_pass, bool snapshots,
+                    const QString& dump_dir = {}, const QString& working_dir = {});
+  // Kills the capture and the program it runs; captureFinished then reports "cancelled" and
+  // the window stays as it was.
+  void CancelCapture();
+  bool IsCapturing() const { return capture_process_ != nullptr; }
+  // Everything the running (or last) capture printed so far.
+  QString capture_output() const { return capture_output_; }
+  // File ▸ Capture from Program…: command line, options, live output, Cancel.
+  void ShowCaptureDialog();
   // Colours the graph by the last replay's results (the panel's heat-map choice calls it).
   void ApplyHeatMap(viewer::HeatMetric metric);
   viewer::ModulesModel* modules_model() const { return modules_model_; }
@@ -209,6 +227,10 @@ class MainWindow : public QMainWindow {
   void bundleExported(bool ok, const QString& message);
   // A compile finished: `ok`, and the dump folder (now being opened) or what went wrong.
   void compileFinished(bool ok, const QString& message);
+  // Output of the running capture, as it arrives.
+  void captureOutput(const QString& text);
+  // A capture finished: `ok`, and the dump folder (now being opened) or what went wrong.
+  void captureFinished(bool ok, const QString& dir_or_error);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -286,6 +308,9 @@ class MainWindow : public QMainWindow {
   void BuildReplay();
   void OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayResult> result);
   void OnReplayModuleShown();
+  // Drops the replay results (panel tabs, heat map, timeline verdicts) and stops a running
+  // replay: they belong to the document and module they were computed for.
+  void ForgetReplayResults();
   const Instruction* FindReplayInstruction(const QString& computation, const QString& name) const;
   ReplayController* replay_ = nullptr;
   quint64 replay_id_ = 0;
@@ -293,9 +318,15 @@ class MainWindow : public QMainWindow {
   hlowb::worker::ReplayResult last_result_;
   std::shared_ptr<const Module> replayed_module_;  // the module the results name
   int replayed_module_index_ = -1;                  // the dump module a bisection ran on
+  int replay_dump_module_ = -1;  // the dump module the panel's results are for (-1: none)
   QPointer<QProcess> bundle_process_;
   QPointer<QProcess> compile_process_;
   void BuildCompileMenu();
+  void BuildCaptureMenu(QMenu* file);
+  QPointer<QProcess> capture_process_;
+  QPointer<QDialog> capture_dialog_;
+  QString capture_output_;
+  bool capture_cancelled_ = false;
   viewer::ModulesModel* modules_model_ = nullptr;
   QSortFilterProxyModel* modules_proxy_ = nullptr;
   viewer::TimelineModel* timeline_model_ = nullptr;

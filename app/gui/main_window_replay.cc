@@ -200,6 +200,7 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
   }
   last_replay_ = request;
   replayed_module_ = module_;
+  replay_dump_module_ = module_index_;
   replay_panel_->SetRunning(true);
   replay_id_ = replay_->Submit(request);
 }
@@ -375,6 +376,22 @@ void MainWindow::ApplyHeatMap(viewer::HeatMetric metric) {
     high = tr("mismatch");
   }
   graph_->SetHeatMap(std::move(values), title, low, high);
+}
+
+void MainWindow::ForgetReplayResults() {
+  if (replay_->IsBusy()) replay_->Cancel(replay_id_);
+  replay_id_ = 0;  // answers still on their way are dropped
+  last_replay_.Clear();
+  last_result_.Clear();
+  replayed_module_.reset();
+  replay_dump_module_ = -1;
+  replay_panel_->Clear();
+  graph_->ClearHeatMap();
+  if (replayed_module_index_ >= 0) {
+    timeline_model_->SetReplayVerdicts({});
+    timeline_view_->setColumnHidden(viewer::TimelineModel::kReplay, true);
+    replayed_module_index_ = -1;
+  }
 }
 
 void MainWindow::OnReplayModuleShown() {

@@ -56,11 +56,6 @@ std::string StateLabel(const DumpName& n) {
   return n.stage_text;
 }
 
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 struct ScanState {
   const IndexOptions* options;
   std::vector<DumpFile>* files;
@@ -121,6 +116,42 @@ absl::StatusOr<std::vector<DumpFile>> ScanFiles(const std::string& dir, const In
   return files;
 }
 
+bool OnlyBeforeOptimizations(const DumpModule& m) {
+  return !m.states.empty() && std::all_of(m.states.begin(), m.states.end(), [](const DumpState& s) {
+    return s.stage == StageKind::kBeforeOptimizations;
+  });
+}
+
+bool HasBeforeOptimizations(const DumpModule& m) {
+  return std::any_of(m.states.begin(), m.states.end(), [](const DumpState& s) {
+    return s.stage == StageKind::kBeforeOptimizations;
+  });
+}
+
+// XLA sometimes dumps one compilation under two ids (openxla/xla#7193): the module as given
+// (before_optimizations only) and, under the next id it hands out for that name, the module it
+// optimized (no before_optimizations of its own). Only that pattern is joined; any id with a
+// before_optimizations of its own is another compilation.
+void LinkSplitCompilations(DumpIndex* index) {
+  std::map<std::string, std::vector<int>> by_name;  // ids ascending (modules are sorted)
+  for (int i = 0; i < static_cast<int>(index->modules.size()); ++i) {
+    const DumpModule& m = index->modules[i];
+    if (m.id >= 0 && !m.name.empty()) by_name[m.name].push_back(i);
+  }
+  for (auto& [name, ids] : by_name) {
+    for (size_t k = 0; k + 1 < ids.size(); ++k) {
+      DumpModule& a = index->modules[ids[k]];
+      DumpModule& b = index->modules[ids[k + 1]];
+      if (a.split_partner >= 0 || !OnlyBeforeOptimizations(a) || b.states.empty() ||
+          HasBeforeOptimizations(b)) {
+        continue;
+      }
+      a.split_partner = ids[k + 1];
+      b.split_partner = ids[k];
+    }
+  }
+}
+
 }  // namespace
 
 DumpIndex BuildDumpIndex(std::string root, std::vector<DumpFile> files) {
@@ -128,7 +159,7 @@ DumpIndex BuildDumpIndex(std::string root, std::vector<DumpFile> files) {
   index.root = std::move(root);
   std::sort(files.begin(), files.end(),
             [](const DumpFile& a, const DumpFile& b) { return a.path < b.path; });
-  for (DumpFile& f : files) f.name = ParseDumpFileName(BaseName(f.path));
+  for (DumpFile& f : files) f.name = ParseDumpFilePath(f.path);
   index.files = std::move(files);
 
   std::map<int64_t, DumpModule> by_id;
@@ -188,6 +219,7 @@ DumpIndex BuildDumpIndex(std::string root, std::vector<DumpFile> files) {
     }
     it->artifacts.push_back(i);
   }
+  LinkSplitCompilations(&index);
   std::map<std::string, DumpModuleGroup> groups;
   for (int i = 0; i < static_cast<int>(index.modules.size()); ++i) {
     DumpModuleGroup& g = groups[index.modules[i].name];
@@ -212,6 +244,21 @@ const DumpModule* DumpIndex::FindModule(const std::string& key) const {
     if (m.name == key) return &m;
   }
   return nullptr;
+}
+
+std::vector<DumpState> DumpIndex::Timeline(const DumpModule& module) const {
+  if (module.split_partner < 0 || module.split_partner >= static_cast<int>(modules.size())) {
+    return module.states;
+  }
+  const DumpModule& other = modules[module.split_partner];
+  std::vector<DumpState> joined = other.states;
+  for (DumpState& s : joined) s.label = StrCat(s.label, " (module ", other.id_text, ")");
+  std::vector<DumpState> states;
+  states.reserve(module.states.size() + joined.size());
+  if (other.id < module.id) states.insert(states.end(), joined.begin(), joined.end());
+  states.insert(states.end(), module.states.begin(), module.states.end());
+  if (other.id > module.id) states.insert(states.end(), joined.begin(), joined.end());
+  return states;
 }
 
 std::vector<DumpState> DumpIndex::StatesForName(const std::string& name) const {

@@ -1,7 +1,11 @@
 // An index of an --xla_dump_to directory built from file names alone: every file with its
 // classification, modules (by id) with their states in compiler order and their artifacts,
-// modules grouped by name (XLA gives one function several ids, e.g. before and after
-// optimization), and the files it did not recognise. Opening the states is DumpStateLoader's job.
+// modules grouped by name, and the files it did not recognise. Every module id is its own
+// timeline: a program compiled several times gives several ids of one name with different
+// contents, so a shared name is only a hint ("same function as ids ..."), never a merge. The
+// one exception is a compilation whose dump XLA split over two ids (openxla/xla#7193), joined
+// only when the file names prove it (see DumpModule::split_partner). Opening the states is
+// DumpStateLoader's job.
 #ifndef HLOWB_CORE_DUMP_DUMP_INDEX_H_
 #define HLOWB_CORE_DUMP_DUMP_INDEX_H_
 
@@ -45,6 +49,10 @@ struct DumpModule {
   std::vector<DumpState> states;  // compiler order
   std::vector<int> artifacts;     // indexes into files (everything that is not a state)
   int64_t timestamp_us = -1;
+  // The other half of a compilation whose dump is split over two ids (an index into
+  // DumpIndex::modules, -1 when none): one id holds only before_optimizations, the next id of
+  // the same name holds no before_optimizations, and no other id of that name lies between.
+  int split_partner = -1;
 };
 
 // Modules sharing a name: the ids XLA gave one function, in id order.
@@ -62,7 +70,12 @@ struct DumpIndex {
 
   // Module by id ("42", "0042") or by name (the first id with that name); nullptr if none.
   const DumpModule* FindModule(const std::string& id_or_name) const;
-  // All states of every module with this module's name, in compiler order (ids ascending).
+  // The pass timeline of `module`: its own states in compiler order, joined with its split
+  // partner's (if any) in id order; a joined state's label names the id it came from
+  // ("after_optimizations (module 0023)"). Never another module's states otherwise.
+  std::vector<DumpState> Timeline(const DumpModule& module) const;
+  // All states of every module with this name, in compiler order (ids ascending). These are
+  // separate compilations: for listing and comparing them, never one timeline (use Timeline).
   std::vector<DumpState> StatesForName(const std::string& name) const;
 };
 

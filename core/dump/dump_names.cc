@@ -31,7 +31,9 @@ struct SuffixRow {
 };
 
 // Longest first where one suffix ends another.
-constexpr std::array<SuffixRow, 24> kSuffixes = {{
+constexpr std::array<SuffixRow, 26> kSuffixes = {{
+    {"-buffer-assignment-values.txt", DumpFileKind::kBufferAssignmentValues},
+    {"-live-range.txt", DumpFileKind::kLiveRange},
     {"-memory-usage-report.pb.gz", DumpFileKind::kMemoryUsageReport},
     {"-memory-usage-report.txt", DumpFileKind::kMemoryUsageReport},
     {"-memory-usage-report.pb", DumpFileKind::kMemoryUsageReport},
@@ -189,6 +191,45 @@ bool MatchDuringPass(std::string_view body, DumpName* out) {
   return true;
 }
 
+// A per-module folder name: "[<prefix>.]module_<id>[.<name>]", e.g. "module_0000.jit_f".
+bool ParseModuleFolder(std::string_view folder, DumpName* out) {
+  size_t module_pos = folder.rfind("module_", 0) == 0 ? 0 : std::string_view::npos;
+  if (module_pos != 0) {
+    size_t p = folder.find(".module_");
+    if (p == std::string_view::npos || !AllDigits(folder.substr(0, p))) return false;
+    module_pos = p + 1;
+  }
+  std::string_view rest = folder.substr(module_pos + 7);
+  size_t digits = 0;
+  while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+  if (digits == 0 || (digits < rest.size() && rest[digits] != '.')) return false;
+  if (module_pos > 0) out->timestamp_us = ToInt(folder.substr(0, module_pos - 1));
+  out->module_id_text = std::string(rest.substr(0, digits));
+  out->module_id = ToInt(out->module_id_text);
+  if (!out->module_id) return false;
+  out->module_name = std::string(rest.substr(std::min(digits + 1, rest.size())));
+  return true;
+}
+
+// What a file inside a per-module folder is, from its own name.
+DumpFileKind KindInModuleFolder(std::string_view file_name, std::string* stem_out) {
+  std::string_view stem = file_name.substr(0, file_name.find('.'));
+  *stem_out = std::string(stem);
+  if (stem == "compile_options") return DumpFileKind::kCompileOptions;
+  if (stem == "topology") return DumpFileKind::kTopology;
+  if (stem == "debug_options") return DumpFileKind::kDebugOptions;
+  for (const SuffixRow& row : kSuffixes) {
+    if (!EndsWith(file_name, row.suffix)) continue;
+    // HLO found here has no stage in its name: keep it as a file, not a state.
+    if (IsModuleStateKind(row.kind) || row.kind == DumpFileKind::kSnapshot ||
+        row.kind == DumpFileKind::kUnoptimizedSnapshot) {
+      return DumpFileKind::kOtherModuleFile;
+    }
+    return row.kind;
+  }
+  return DumpFileKind::kOtherModuleFile;
+}
+
 }  // namespace
 
 std::string_view DumpFileKindName(DumpFileKind kind) {
@@ -200,6 +241,8 @@ std::string_view DumpFileKindName(DumpFileKind kind) {
     case DumpFileKind::kSnapshot: return "snapshot";
     case DumpFileKind::kUnoptimizedSnapshot: return "unoptimized-snapshot";
     case DumpFileKind::kBufferAssignment: return "buffer-assignment";
+    case DumpFileKind::kBufferAssignmentValues: return "buffer-assignment-values";
+    case DumpFileKind::kLiveRange: return "live-range";
     case DumpFileKind::kMemoryUsageReport: return "memory-usage-report";
     case DumpFileKind::kDot: return "dot";
     case DumpFileKind::kHtml: return "html";
@@ -214,6 +257,8 @@ std::string_view DumpFileKindName(DumpFileKind kind) {
     case DumpFileKind::kModuleMetadata: return "module-metadata";
     case DumpFileKind::kAutotuneResults: return "autotune-results";
     case DumpFileKind::kFusionVisualization: return "fusion-visualization";
+    case DumpFileKind::kCompileOptions: return "compile-options";
+    case DumpFileKind::kTopology: return "topology";
     case DumpFileKind::kOtherModuleFile: return "other-module-file";
   }
   return "unknown";
@@ -296,6 +341,16 @@ DumpName ParseDumpFileName(std::string_view file_name) {
     out.kind = suffix_kind == DumpFileKind::kHloText ? DumpFileKind::kOtherModuleFile : suffix_kind;
     return out;
   }
+  // Snapshots of the CPU client: "<name>.snapshot.<N>.pb", N counting executions.
+  if (size_t sn = body.rfind("snapshot."); out.suffix == ".pb" && sn != std::string_view::npos &&
+                                           (sn == 0 || body[sn - 1] == '.') &&
+                                           AllDigits(body.substr(sn + 9))) {
+    out.execution = ToInt(body.substr(sn + 9)).value_or(-1);
+    out.module_name = std::string(sn == 0 ? "" : body.substr(0, sn - 1));
+    out.stage_text = std::string(body.substr(sn));
+    out.kind = DumpFileKind::kSnapshot;
+    return out;
+  }
   if (body == "metadata" && out.suffix == ".textproto") {
     out.kind = DumpFileKind::kModuleMetadata;
     return out;
@@ -323,9 +378,21 @@ DumpName ParseDumpFileName(std::string_view file_name) {
     out.module_name = std::string(ir == std::string_view::npos ? body : body.substr(0, ir));
     return out;
   }
-  if (suffix_kind == DumpFileKind::kHloText && MatchDuringPass(body, &out)) {
-    out.kind = DumpFileKind::kHloText;
+  // During-pass states, as text and (with --xla_dump_hlo_as_proto) as protos.
+  if (IsModuleStateKind(suffix_kind) && MatchDuringPass(body, &out)) {
+    out.kind = suffix_kind;
     return out;
+  }
+  // Object files of the CPU compiler: "<name>.obj-file.<kernel>.o".
+  if (suffix_kind == DumpFileKind::kObjectFile) {
+    if (size_t obj = body.find("obj-file."); obj != std::string_view::npos &&
+                                             (obj == 0 || body[obj - 1] == '.')) {
+      out.kind = DumpFileKind::kObjectFile;
+      out.module_name = std::string(obj == 0 ? "" : body.substr(0, obj - 1));
+      out.computation = std::string(body.substr(obj + 9));
+      out.stage_text = std::string(body.substr(obj));
+      return out;
+    }
   }
   if (suffix_kind == DumpFileKind::kPtx || suffix_kind == DumpFileKind::kMlir ||
       suffix_kind == DumpFileKind::kObjectFile || suffix_kind == DumpFileKind::kDebugOptions ||
@@ -337,6 +404,30 @@ DumpName ParseDumpFileName(std::string_view file_name) {
   out.kind = DumpFileKind::kOtherModuleFile;
   out.module_name = std::string(body);
   return out;
+}
+
+DumpName ParseDumpFilePath(std::string_view relative_path) {
+  size_t slash = relative_path.rfind('/');
+  std::string_view base =
+      slash == std::string_view::npos ? relative_path : relative_path.substr(slash + 1);
+  DumpName own = ParseDumpFileName(base);
+  if (own.kind != DumpFileKind::kUnrecognized || slash == std::string_view::npos) return own;
+  // The innermost enclosing folder named like a module owns the file.
+  std::string_view dirs = relative_path.substr(0, slash);
+  while (!dirs.empty()) {
+    size_t s = dirs.rfind('/');
+    std::string_view folder = s == std::string_view::npos ? dirs : dirs.substr(s + 1);
+    DumpName out;
+    if (ParseModuleFolder(folder, &out)) {
+      out.kind = KindInModuleFolder(base, &out.stage_text);
+      size_t dot = base.find('.');
+      if (dot != std::string_view::npos) out.suffix = std::string(base.substr(dot));
+      return out;
+    }
+    if (s == std::string_view::npos) break;
+    dirs = dirs.substr(0, s);
+  }
+  return own;
 }
 
 }  // namespace hlowb

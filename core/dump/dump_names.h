@@ -17,9 +17,11 @@ enum class DumpFileKind : uint8_t {
   kHloText,            // <stage>.txt holding HLO text
   kHloProto,           // <stage>.hlo.pb (HloProto)
   kHloProtoGz,         // <stage>.hlo.pb.gz
-  kSnapshot,           // execution_NNNN.hlo_snapshot.pb
+  kSnapshot,           // execution_NNNN.hlo_snapshot.pb, or snapshot.N.pb (jax CPU client)
   kUnoptimizedSnapshot,
   kBufferAssignment,   // -buffer-assignment.txt
+  kBufferAssignmentValues,  // -buffer-assignment-values.txt (the values, the CPU compiler)
+  kLiveRange,          // -live-range.txt (the HloLiveRange of the schedule)
   kMemoryUsageReport,  // -memory-usage-report.txt / .pb / .pb.gz
   kDot,
   kHtml,
@@ -34,6 +36,8 @@ enum class DumpFileKind : uint8_t {
   kModuleMetadata,     // module_NNNN.metadata.textproto
   kAutotuneResults,
   kFusionVisualization,
+  kCompileOptions,     // <module folder>/compile_options.{textproto,pb} (PjRt compile options)
+  kTopology,           // <module folder>/topology.{textproto,pb} (the device topology)
   kOtherModuleFile,    // module-prefixed, but an artifact this version does not know
 };
 
@@ -63,13 +67,19 @@ struct DumpName {
   std::string pipeline;
   std::string pass;            // after_<pass>
   std::string next_pass;       // before_<next>
-  int64_t execution = -1;      // execution_NNNN
-  std::string computation;     // fusion visualization: the computation name
+  int64_t execution = -1;      // execution_NNNN, or N of a "snapshot.N.pb" snapshot
+  std::string computation;     // fusion visualization: the computation; object files: the kernel
   std::string suffix;          // the recognised file suffix (".txt", ".hlo.pb.gz", ...)
 };
 
 // Classifies a file name (no directory part).
 DumpName ParseDumpFileName(std::string_view file_name);
+
+// Classifies a file by its '/'-separated path relative to the dump root: by its own name when
+// that is a module file name, else as an artifact of the innermost enclosing per-module folder
+// ("module_0000.jit_f/module.mlir", "module_0000.jit_f/compile_options.pb"), whose id and name
+// it takes. Unrecognised when neither applies.
+DumpName ParseDumpFilePath(std::string_view relative_path);
 
 }  // namespace hlowb
 

@@ -1,5 +1,7 @@
 #include "core/passes/buffer_assignment.h"
 
+#include "core/passes/copy_insertion.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -10,11 +12,15 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "core/analysis/cost_model.h"
+#include "core/passes/copy_insertion.h"
 #include "core/passes/hlo_memory_scheduler.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
 
 namespace hlowb {
+
+bool TakesOverInPlace(const BufferAssignment& ba, const LogicalBuffer& from,
+                      const LogicalBuffer& to);
 
 std::string_view AllocationKindName(AllocationKind kind) {
   switch (kind) {
@@ -604,9 +610,14 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
       constants.push_back(b.id);
     } else if (bi.embedded) {
       thread_local_buffers.push_back(b.id);
-    } else if (bi.live_out) {
+    } else if (bi.live_out && bi.output_root) {
+      // The entry's result itself (its tuple table, or the array it returns) has its own
+      // allocation, as XLA's "output shape is |...|" allocation.
       outputs.push_back(b.id);
     } else {
+      // Temporaries and the result's elements share one heap: an output element may reuse the
+      // space of a temporary that died before it was defined (XLA's maybe-live-out
+      // allocations hold both).
       temps.push_back(b.id);
     }
   }
@@ -641,20 +652,32 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
     BufferAllocation& heap = new_allocation(AllocationKind::kTemp);
     const int64_t heap_index = heap.index;
     struct Placed {
-      int64_t start, end, offset, size;
+      int64_t start, end, offset, size, id;
     };
     std::vector<Placed> placed;
+    std::vector<int64_t> handed_over;  // buffers a user took over in place
     placed.reserve(temps.size());
     std::vector<std::pair<int64_t, int64_t>> busy;
     int64_t heap_size = 0;
     for (int64_t id : temps) {
       LogicalBuffer& b = ba.buffers_[id];
       const int64_t start = b.has_live_range ? b.start : 0;
-      const int64_t end = b.has_live_range ? b.end : last_time;
+      const int64_t end = b.has_live_range && !info[id].live_out ? b.end : last_time;
       int64_t offset = 0;
       if (b.size > 0) {
         busy.clear();
+        // An operand this buffer's instruction overwrites in place (XLA shares an operand's
+        // buffer with such a user): take its exact place when nothing else is in the way.
+        const Placed* host = nullptr;
         for (const Placed& p : placed) {
+          if (p.end == start && !info[p.id].live_out &&
+              TakesOverInPlace(ba, ba.buffers_[p.id], b)) {
+            host = &p;
+            break;
+          }
+        }
+        for (const Placed& p : placed) {
+          if (&p == host) continue;
           if (p.size > 0 && p.start <= end && start <= p.end) {
             busy.push_back({p.offset, p.offset + p.size});
           }
@@ -671,14 +694,38 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
           cursor = std::max(cursor, RoundUp(hi, options.alignment));
         }
         offset = best >= 0 ? best : cursor;
+        if (host != nullptr) {
+          bool free = true;
+          for (const auto& [lo, hi] : busy) free &= hi <= host->offset || lo >= host->offset + b.size;
+          if (free) {
+            offset = host->offset;
+            handed_over.push_back(host->id);
+          } else {
+            // Not free: place it as any other buffer, the host counted as busy.
+            busy.push_back({host->offset, host->offset + host->size});
+            std::sort(busy.begin(), busy.end());
+            int64_t cur = 0;
+            int64_t best2 = -1;
+            int64_t gap2 = std::numeric_limits<int64_t>::max();
+            for (const auto& [lo, hi] : busy) {
+              if (lo > cur && lo - cur >= b.size && lo - cur < gap2) {
+                best2 = cur;
+                gap2 = lo - cur;
+              }
+              cur = std::max(cur, RoundUp(hi, options.alignment));
+            }
+            offset = best2 >= 0 ? best2 : cur;
+          }
+        }
       }
-      placed.push_back({start, end, offset, b.size});
+      placed.push_back({start, end, offset, b.size, id});
       heap_size = std::max(heap_size, offset + b.size);
       b.allocation = heap_index;
       b.offset = offset;
     }
     BufferAllocation& h = ba.allocations_[heap_index];
     h.size = heap_size;
+    for (int64_t id : temps) h.maybe_live_out |= info[id].live_out;
     for (int64_t id : temps) {
       const LogicalBuffer& b = ba.buffers_[id];
       for (int64_t vid : b.values) {
@@ -691,8 +738,10 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
     for (int64_t id : temps) {
       const LogicalBuffer& b = ba.buffers_[id];
       if (!b.has_live_range) continue;
+      const bool taken_over =
+          std::find(handed_over.begin(), handed_over.end(), id) != handed_over.end();
       delta[b.start] += b.size;
-      delta[b.end + 1] -= b.size;
+      delta[taken_over ? b.end : b.end + 1] -= b.size;
     }
     int64_t live = 0;
     for (int64_t d : delta) {
@@ -710,6 +759,28 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
 }
 
 // ----- checking -----
+
+// True when `to`'s defining instruction writes its result in place over `from`, an operand it
+// reads for the last time (same size, `from` ends where `to` starts): the two may share bytes.
+bool TakesOverInPlace(const BufferAssignment& ba, const LogicalBuffer& from,
+                      const LogicalBuffer& to) {
+  if (!from.has_live_range || !to.has_live_range || from.end != to.start ||
+      from.size != to.size || from.id == to.id) {
+    return false;
+  }
+  for (int64_t tv : to.values) {
+    const LogicalValue& def = ba.values()[tv];
+    if (!def.has_live_range || def.start != to.start || !def.index.empty()) continue;
+    if (!def.instruction->shape().IsArray()) continue;
+    for (const Instruction* op : def.instruction->operands()) {
+      if (!op->shape().IsArray()) continue;
+      const int64_t vid = ba.ValueAt(op, {});
+      if (vid < 0 || ba.values()[vid].buffer != from.id) continue;
+      if (CanUpdateOperandInPlace(*def.instruction, *op)) return true;
+    }
+  }
+  return false;
+}
 
 absl::Status CheckBufferAssignment(const BufferAssignment& assignment,
                                    const BufferAssignmentOptions& options) {
@@ -759,6 +830,13 @@ absl::Status CheckBufferAssignment(const BufferAssignment& assignment,
         if (bx.id == by.id) continue;
         bool disjoint = bx.has_live_range && by.has_live_range &&
                         (bx.end < by.start || by.end < bx.start);
+        // A user that writes its result in place over an operand it reads for the last time
+        // takes that operand's bytes over at the instant it runs.
+        // A user that writes its result in place over an operand it reads for the last time
+        // takes that operand's bytes over at the instant it runs (same place, same size).
+        if (!disjoint && x.offset == y.offset && x.size == y.size) {
+          disjoint = TakesOverInPlace(assignment, bx, by) || TakesOverInPlace(assignment, by, bx);
+        }
         if (!disjoint) {
           const LogicalValue& vx = values[x.value];
           const LogicalValue& vy = values[y.value];

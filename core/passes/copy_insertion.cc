@@ -166,6 +166,57 @@ absl::flat_hash_set<const Instruction*> Ancestors(const Instruction* instr) {
   return seen;
 }
 
+bool SameSizedElements(const Shape& a, const Shape& b) {
+  return a.IsArray() && b.IsArray() && a.SameDimensions(b) &&
+         ByteWidth(a.element_type()) == ByteWidth(b.element_type()) &&
+         ByteWidth(a.element_type()) > 0;
+}
+
+// A loop fusion may overwrite an operand it reads only element by element at the position it
+// writes (every use of the fused parameter is an elementwise op of the output's shape), or an
+// operand its root dynamic-update-slice updates in place (the parameter is that
+// dynamic-update-slice's first operand and is read nowhere else).
+bool FusionCanUpdateInPlace(const Instruction& fusion, const Instruction& operand) {
+  if (fusion.attrs_or_default().fusion_kind != FusionKind::kLoop ||
+      fusion.called_computations().size() != 1 || !fusion.called_computations()[0] ||
+      !fusion.shape().IsArray()) {
+    return false;
+  }
+  const Computation* fused = fusion.called_computations()[0];
+  int index = -1;
+  for (int k = 0; k < fusion.operand_count(); ++k) {
+    if (fusion.operand(k) != &operand) continue;
+    if (index >= 0) return false;  // read through two parameters
+    index = k;
+  }
+  if (index < 0 || index >= fused->parameter_count() || !fused->parameter(index)) return false;
+  const Instruction* param = fused->parameter(index);
+  const Instruction* root = fused->root();
+  if (root && root->opcode() == Opcode::kDynamicUpdateSlice && root->operand(0) == param) {
+    for (const Instruction* i : fused->instructions()) {
+      if (i == root) continue;
+      for (const Instruction* op : i->operands()) {
+        if (op == param) return false;
+      }
+    }
+    for (int k = 1; k < root->operand_count(); ++k) {
+      if (root->operand(k) == param) return false;
+    }
+    return true;
+  }
+  if (!SameSizedElements(fusion.shape(), param->shape())) return false;
+  for (const Instruction* i : fused->instructions()) {
+    for (const Instruction* op : i->operands()) {
+      if (op != param) continue;
+      if ((!IsElementwise(i->opcode()) && i->opcode() != Opcode::kConvert) ||
+          !i->shape().SameDimensions(fusion.shape())) {
+        return false;
+      }
+    }
+  }
+  return param != root;
+}
+
 // True when `user` may write its result over `operand`'s buffer while reading it: elementwise
 // operations on same-sized elements, and dynamic-update-slice into its first operand.
 bool CanUpdateInPlace(const Instruction& user, const Instruction& operand) {
@@ -175,6 +226,7 @@ bool CanUpdateInPlace(const Instruction& user, const Instruction& operand) {
     }
     return user.operand_count() > 0 && user.operand(0) == &operand;
   }
+  if (user.opcode() == Opcode::kFusion) return FusionCanUpdateInPlace(user, operand);
   if (!IsElementwise(user.opcode()) && user.opcode() != Opcode::kConvert) return false;
   const Shape& a = user.shape();
   const Shape& b = operand.shape();
@@ -303,6 +355,27 @@ class Inserter {
     return false;
   }
 
+  // True when the body of `loop` returns element `leaf` of its parameter unchanged.
+  static bool PassedThrough(const Instruction* loop, const ShapeIndex& leaf) {
+    if (loop->called_computations().size() != 2 || !loop->called_computations()[1]) return false;
+    const Computation* body = loop->called_computations()[1];
+    if (body->parameter_count() != 1 || !body->parameter(0) || !body->root()) return false;
+    Source src = SourceOf(body->root(), leaf);
+    return src.instr == body->parameter(0) && src.index == leaf;
+  }
+
+  // True when nothing after `loop` reads element `leaf` of its result (so a buffer the loop
+  // only reads is never handed on to anything that could write it).
+  static bool ResultElementUnused(const ComputationEditor& editor, const Instruction* loop,
+                                  const ShapeIndex& leaf) {
+    if (loop->IsRoot() || leaf.empty()) return false;
+    for (const Instruction* u : editor.users(loop)) {
+      if (u->opcode() != Opcode::kGetTupleElement) return false;
+      if (u->tuple_index() == leaf[0]) return false;
+    }
+    return true;
+  }
+
   bool WhileInits(ComputationEditor& editor) {
     bool changed = false;
     std::vector<Instruction*> whiles;
@@ -315,8 +388,12 @@ class Inserter {
       std::set<Source> seen;
       for (const ShapeIndex& leaf : ArrayLeaves(init->shape())) {
         Source src = SourceOf(init, leaf);
-        bool needs = src.instr->opcode() == Opcode::kParameter ||
-                     src.instr->opcode() == Opcode::kConstant || !OnlyFeeds(editor, src.instr, w);
+        // An element the loop only reads (its body passes it through unchanged) may stay in
+        // the buffer it came from, whoever else reads that buffer.
+        bool needs = !(PassedThrough(w, leaf) && ResultElementUnused(editor, w, leaf)) &&
+                     (src.instr->opcode() == Opcode::kParameter ||
+                      src.instr->opcode() == Opcode::kConstant ||
+                      !OnlyFeeds(editor, src.instr, w));
         if (!seen.insert(src).second) needs = true;
         if (needs && TakeFuel()) copies.insert(leaf);
       }
@@ -447,6 +524,10 @@ class Inserter {
 };
 
 }  // namespace
+
+bool CanUpdateOperandInPlace(const Instruction& user, const Instruction& operand) {
+  return CanUpdateInPlace(user, operand);
+}
 
 absl::StatusOr<bool> CopyInsertion::Run(Module* module, PassContext& context) {
   Inserter inserter(module, context, name());

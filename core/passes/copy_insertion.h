@@ -16,14 +16,19 @@
 // and rebuilt with a tuple around the copies.
 //
 // Deliberately not done: removal of copies that a later analysis could prove redundant, copies
-// for in-place custom calls or fusions (buffer assignment only aliases those when it is safe
-// without a copy), and copies in embedded or fused computations.
+// for in-place custom calls, and copies in embedded or fused computations.
 #ifndef HLOWB_CORE_PASSES_COPY_INSERTION_H_
 #define HLOWB_CORE_PASSES_COPY_INSERTION_H_
 
 #include "core/passes/hlo_pass.h"
 
 namespace hlowb {
+
+// True when `user` may write its result over `operand`'s buffer while reading it: elementwise
+// operations on same-sized elements, a dynamic-update-slice into its first operand, and loop
+// fusions that read the operand only at the element they write (or update it with a root
+// dynamic-update-slice). Copy insertion and buffer assignment share this rule.
+bool CanUpdateOperandInPlace(const Instruction& user, const Instruction& operand);
 
 class CopyInsertion : public HloPass {
  public:

@@ -499,7 +499,7 @@ int64_t MinorDimension(const Shape& shape) {
   return shape.rank() - 1;
 }
 
-bool ReducesMinorDimension(const Instruction& reduce) {
+[[maybe_unused]] bool ReducesMinorDimension(const Instruction& reduce) {
   if (reduce.operand_count() < 1) return false;
   const Shape& in = reduce.operand(0)->shape();
   if (in.rank() == 0) return true;
@@ -657,7 +657,10 @@ class FusionRun {
   bool CanBeLoopFusedCpu(const Instruction& instr) const {
     if (!IsArrayValue(instr)) return false;
     if (IsFusibleElementwise(instr) || IsLoopFusibleShapeOp(instr.opcode())) return true;
-    return instr.opcode() == Opcode::kReduce && ReducesMinorDimension(instr);
+    // Reductions over any dimensions take their elementwise producers in, as XLA's CPU
+    // compiler does today with its reduction fusions (older releases fused only reductions
+    // over the minor-most dimension).
+    return instr.opcode() == Opcode::kReduce && instr.operand_count() == 2;
   }
 
   bool CanBeOutputFused(const Instruction& producer, const Instruction& consumer) const {

@@ -281,8 +281,9 @@ void Assigner::DotLayouts(const Instruction& dot, std::vector<std::optional<Shap
                                                : Concat3(batch, contracting, free);
     if (!IsPermutation(row_major, s.rank())) continue;
     std::vector<int64_t> chosen = Reversed(row_major);
-    if (gpu_) {
-      // cuBLAS takes either operand transposed: keep a layout with the batch dimensions most
+    {
+      // GEMM libraries (cuBLAS; Eigen and OpenBLAS on the CPU, as XLA's CPU dot emitter uses
+      // them) take either operand transposed: keep a layout with the batch dimensions most
       // major and the other two groups in either order.
       std::vector<int64_t> transposed = side == 0 ? Concat3(batch, contracting, free)
                                                   : Concat3(batch, free, contracting);

@@ -34,6 +34,7 @@
 #include "core/passes/rng_expander.h"
 #include "core/passes/sort_simplifier.h"
 #include "core/passes/stochastic_convert_decomposer.h"
+#include "core/passes/transpose_folding.h"
 #include "core/passes/tuple_simplifier.h"
 #include "core/passes/while_loop_invariant_code_motion.h"
 #include "core/passes/while_loop_simplifier.h"
@@ -93,6 +94,7 @@ const std::map<std::string, PassFactory, std::less<>>& Registry() {
       {"simplify-sorts", Plain<SortSimplifier>()},
       {"simplify-while-loops", Plain<WhileLoopSimplifier>()},
       {"stochastic_convert_decomposer", Plain<StochasticConvertDecomposer>()},
+      {"transpose-folding", Plain<TransposeFolding>()},
       {"tuple-simplifier", Plain<TupleSimplifier>()},
       {"while-loop-invariant-code-motion", Plain<WhileLoopInvariantCodeMotion>()},
       {"zero_sized_hlo_elimination", Plain<ZeroSizedHloElimination>()},
@@ -104,11 +106,13 @@ void Add(PassPipeline& p, std::string_view name, std::string_view platform) {
   p.AddPass(Registry().find(name)->second(platform));
 }
 
-// XLA's "simplification" fixed point, as its CPU and GPU compilers run it.
+// XLA's "simplification" fixed point, as its CPU and GPU compilers run it. Transpose folding
+// runs inside it (XLA's algsimp folds transposes of dots as it goes; a pass after the loop would
+// find the transposes already moved by the reshape mover).
 void AddSimplification(PassPipeline& parent, std::string name, std::string_view platform) {
   PassPipeline& s = parent.AddFixedPoint(std::move(name));
   for (std::string_view pass :
-       {"algsimp", "simplify-sorts", "dce", "zero_sized_hlo_elimination",
+       {"transpose-folding", "algsimp", "simplify-sorts", "dce", "zero_sized_hlo_elimination",
         "while-loop-invariant-code-motion", "tuple-simplifier", "simplify-while-loops", "dce",
         "reshape-mover", "constant_folding", "simplify-conditional"}) {
     Add(s, pass, platform);

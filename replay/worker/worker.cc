@@ -156,7 +156,7 @@ absl::StatusOr<ReplayResult> Bisect(const ReplayRequest& request, const WorkerOp
     return absl::NotFoundError(
         StrCat(request.dump_dir(), ": no module '", request.dump_module(), "'"));
   }
-  std::vector<DumpState> states = m->name.empty() ? m->states : index->StatesForName(m->name);
+  std::vector<DumpState> states = index->Timeline(*m);
   DumpStateLoader loader(*index, AnyFormatModuleOpener(), 1);
   std::vector<LoadedState> loaded =
       loader.Load(states, cancel, [&progress](int64_t done, int64_t total, const std::string&) {

@@ -335,8 +335,14 @@ void TimelineFilterModel::SetHideUnchanged(bool hide) {
   invalidateFilter();
 }
 
+void TimelineFilterModel::SetKeptRow(int source_row) {
+  if (source_row == kept_row_) return;
+  kept_row_ = source_row;
+  if (hide_unchanged_) invalidateFilter();
+}
+
 bool TimelineFilterModel::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
-  if (!hide_unchanged_ || source_parent.isValid()) return true;
+  if (!hide_unchanged_ || source_parent.isValid() || source_row == kept_row_) return true;
   if (const auto* timeline = qobject_cast<const TimelineModel*>(sourceModel())) {
     const TimelineEntry* e = timeline->EntryAt(source_row);
     if (e == nullptr) return true;

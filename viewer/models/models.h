@@ -101,12 +101,17 @@ class TimelineFilterModel : public QSortFilterProxyModel {
   explicit TimelineFilterModel(QObject* parent = nullptr);
   void SetHideUnchanged(bool hide);
   bool hide_unchanged() const { return hide_unchanged_; }
+  // A source row that stays listed even when it is an unchanged pass (the state being shown:
+  // hiding the unchanged passes must not take the current state away); -1 for none.
+  void SetKeptRow(int source_row);
+  int kept_row() const { return kept_row_; }
 
  protected:
   bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
 
  private:
   bool hide_unchanged_ = false;
+  int kept_row_ = -1;
 };
 
 // Computations of one module: columns name, instructions, kind (entry, fusion, while body,

@@ -172,9 +172,9 @@ ENTRY e {
 )");
 }
 
-TEST(InstructionFusionTest, CpuDoesNotFuseMajorDimensionReduction) {
+TEST(InstructionFusionTest, CpuFusesMajorDimensionReductionToo) {
   InstructionFusion pass("cpu");
-  ExpectNoChange(pass, R"(
+  ExpectRewrite(pass, R"(
 HloModule m
 
 sum {
@@ -185,8 +185,30 @@ sum {
 
 ENTRY e {
   p0 = f32[4,8]{1,0} parameter(0)
+  multiply = f32[4,8]{1,0} multiply(p0, p0)
   zero = f32[] constant(0)
-  ROOT reduce = f32[8]{0} reduce(p0, zero), dimensions={0}, to_apply=sum
+  ROOT reduce = f32[8]{0} reduce(multiply, zero), dimensions={0}, to_apply=sum
+}
+)",
+                R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+fused_computation {
+  param_1 = f32[4,8]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  multiply = f32[4,8]{1,0} multiply(param_1, param_1)
+  ROOT reduce = f32[8]{0} reduce(multiply, zero), dimensions={0}, to_apply=sum
+}
+
+ENTRY e {
+  p0 = f32[4,8]{1,0} parameter(0)
+  ROOT fusion = f32[8]{0} fusion(p0), kind=kLoop, calls=fused_computation
 }
 )");
 }

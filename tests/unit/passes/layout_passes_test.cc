@@ -59,7 +59,26 @@ ENTRY e {
 })");
 }
 
-TEST(LayoutAssignmentTest, DotOperandGetsCopy) {
+TEST(LayoutAssignmentTest, DotOperandWithMinorBatchGetsCopy) {
+  LayoutAssignment pass("cpu");
+  ExpectRewrite(pass, R"(
+HloModule m, entry_computation_layout={(f32[2,3,4]{0,2,1}, f32[2,4,5]{2,1,0})->f32[2,3,5]{2,1,0}}
+ENTRY e {
+  a = f32[2,3,4]{0,2,1} parameter(0)
+  b = f32[2,4,5]{2,1,0} parameter(1)
+  ROOT d = f32[2,3,5]{2,1,0} dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})",
+                R"(
+HloModule m, entry_computation_layout={(f32[2,3,4]{0,2,1}, f32[2,4,5]{2,1,0})->f32[2,3,5]{2,1,0}}
+ENTRY e {
+  a = f32[2,3,4]{0,2,1} parameter(0)
+  b = f32[2,4,5]{2,1,0} parameter(1)
+  copy = f32[2,3,4]{2,1,0} copy(a)
+  ROOT d = f32[2,3,5]{2,1,0} dot(copy, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})");
+}
+
+TEST(LayoutAssignmentTest, CpuDotTakesTransposedOperand) {
   LayoutAssignment pass("cpu");
   ExpectRewrite(pass, R"(
 HloModule m, entry_computation_layout={(f32[3,2]{1,0}, f32[3,4]{1,0})->f32[2,4]{1,0}}
@@ -75,8 +94,7 @@ ENTRY e {
   a = f32[3,2]{1,0} parameter(0)
   b = f32[3,4]{1,0} parameter(1)
   t = f32[2,3]{0,1} transpose(a), dimensions={1,0}
-  copy = f32[2,3]{1,0} copy(t)
-  ROOT d = f32[2,4]{1,0} dot(copy, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT d = f32[2,4]{1,0} dot(t, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
 }
 

@@ -1,0 +1,280 @@
+# The xla-cpu reference backend's helper: compiles one HLO module with the installed jaxlib's
+# XLA CPU compiler, runs it once on the given arguments and writes the results back.
+#
+#   python xla_cpu_helper.py WORKDIR
+#
+# WORKDIR/request.txt (written by hlowb, replay/backends/xla/xla_cpu_backend.cc):
+#   hlowb-xla-cpu-request 1
+#   module module.hlo
+#   arg TYPE DIMS FILE          one line per array leaf of the parameters, in parameter order
+#                               (tuple parameters flattened depth-first); TYPE is the XLA name
+#                               (f32, bf16, s4, ...), DIMS "2x3" or "scalar", FILE raw
+#                               little-endian row-major elements (sub-byte types one per byte)
+# WORKDIR/result.txt (written last, by rename, so its presence means the helper finished):
+#   hlowb-xla-cpu-result 1
+#   status ok | xla_error | no_jax | unsupported_jaxlib | bad_request
+#   jaxlib VERSION
+#   method HOW-THE-MODULE-WAS-COMPILED
+#   compile_seconds S
+#   run_seconds S
+#   leaf TYPE DIMS FILE         one line per array leaf of the result, depth-first
+# WORKDIR/message.txt: the error text (XLA's own message for xla_error).
+# WORKDIR/optimized.hlo: XLA's optimized module, when compilation succeeded.
+#
+# It does not retry, cache compilations or run on more than one device; hlowb owns timeouts.
+import os
+import sys
+import time
+import traceback
+
+PROTOCOL = "1"
+
+
+class Failure(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def write_atomic(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def dtype_table(np, ml_dtypes):
+    table = {
+        "pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
+        "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+        "f16": np.float16, "f32": np.float32, "f64": np.float64,
+        "c64": np.complex64, "c128": np.complex128,
+    }
+    optional = {
+        "bf16": "bfloat16", "f8e5m2": "float8_e5m2", "f8e4m3fn": "float8_e4m3fn",
+        "f8e4m3b11fnuz": "float8_e4m3b11fnuz", "f8e5m2fnuz": "float8_e5m2fnuz",
+        "f8e4m3fnuz": "float8_e4m3fnuz", "f8e4m3": "float8_e4m3", "f8e3m4": "float8_e3m4",
+        "f8e8m0fnu": "float8_e8m0fnu", "f4e2m1fn": "float4_e2m1fn",
+        "s4": "int4", "u4": "uint4", "s2": "int2", "u2": "uint2",
+    }
+    for name, attr in optional.items():
+        if hasattr(ml_dtypes, attr):
+            table[name] = getattr(ml_dtypes, attr)
+    return table
+
+
+def parse_dims(text):
+    if text == "scalar":
+        return ()
+    return tuple(int(d) for d in text.split("x"))
+
+
+def format_dims(shape):
+    return "scalar" if len(shape) == 0 else "x".join(str(d) for d in shape)
+
+
+def read_request(workdir, np, dtypes):
+    path = os.path.join(workdir, "request.txt")
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise Failure("bad_request", "cannot read %s: %s" % (path, e))
+    if not lines or lines[0].split() != ["hlowb-xla-cpu-request", PROTOCOL]:
+        raise Failure("bad_request", "%s is not a protocol %s request" % (path, PROTOCOL))
+    module_file = None
+    args = []
+    for number, line in enumerate(lines[1:], start=2):
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "module" and len(words) == 2:
+            module_file = os.path.join(workdir, words[1])
+        elif words[0] == "arg" and len(words) == 4:
+            type_name, dims, name = words[1], parse_dims(words[2]), words[3]
+            if type_name not in dtypes:
+                raise Failure("bad_request",
+                              "argument type %s has no numpy type in this Python" % type_name)
+            dtype = np.dtype(dtypes[type_name])
+            data = np.fromfile(os.path.join(workdir, name), dtype=dtype)
+            count = 1
+            for d in dims:
+                count *= d
+            if data.size != count:
+                raise Failure("bad_request", "%s holds %d elements, not %d" %
+                              (name, data.size, count))
+            args.append(data.reshape(dims))
+        else:
+            raise Failure("bad_request", "%s:%d: cannot read '%s'" % (path, number, line))
+    if module_file is None:
+        raise Failure("bad_request", "%s names no module" % path)
+    with open(module_file, encoding="utf-8") as f:
+        return f.read(), args
+
+
+def compile_module(text, jax, jaxlib_version):
+    """Returns (executable, device, method). Tries the APIs that jaxlib releases offered."""
+    from jax._src.lib import xla_client as xc
+    device = jax.devices("cpu")[0]
+    client = device.client
+    api_errors = []
+
+    # HLO text -> HloModule.
+    parse = None
+    for owner in (getattr(xc, "hlo", None), getattr(xc, "_xla", None)):
+        if owner is not None and hasattr(owner, "hlo_module_from_text"):
+            parse = owner.hlo_module_from_text
+            break
+    if parse is None:
+        raise Failure("unsupported_jaxlib",
+                      "jaxlib %s offers no hlo_module_from_text (looked in xla_client.hlo and "
+                      "xla_client._xla); hlowb's xla-cpu helper targets jaxlib 0.10.2"
+                      % jaxlib_version)
+    try:
+        hlo_module = parse(text)
+    except Exception as e:  # XLA's parser reports through its runtime error type.
+        raise Failure("xla_error", str(e))
+    proto = hlo_module.as_serialized_hlo_module_proto()
+
+    # Newer jaxlib: StableHLO through compile_and_load on a device list.
+    to_stablehlo = None
+    try:
+        from jax._src.lib import _jax
+        to_stablehlo = _jax.mlir.hlo_to_stablehlo
+    except (ImportError, AttributeError) as e:
+        api_errors.append("_jax.mlir.hlo_to_stablehlo: %s" % e)
+        mlir_mod = getattr(getattr(xc, "_xla", None), "mlir", None)
+        if mlir_mod is not None and hasattr(mlir_mod, "hlo_to_stablehlo"):
+            to_stablehlo = mlir_mod.hlo_to_stablehlo
+    if to_stablehlo is not None:
+        try:
+            stablehlo = to_stablehlo(proto)
+        except (TypeError, AttributeError) as e:
+            api_errors.append("hlo_to_stablehlo: %s" % e)
+            stablehlo = None
+        except Exception as e:
+            raise Failure("xla_error", str(e))
+        if stablehlo is not None:
+            options = xc.CompileOptions()
+            attempts = []
+            if hasattr(client, "compile_and_load") and hasattr(xc, "DeviceList"):
+                attempts.append(("compile_and_load(stablehlo)", lambda: client.compile_and_load(
+                    stablehlo, xc.DeviceList((device,)), options)))
+            if hasattr(client, "compile"):
+                if hasattr(xc, "DeviceList"):
+                    attempts.append(("compile(stablehlo, devices)", lambda: client.compile(
+                        stablehlo, xc.DeviceList((device,)), options)))
+                attempts.append(("compile(stablehlo)", lambda: client.compile(stablehlo,
+                                                                               options)))
+            for method, attempt in attempts:
+                try:
+                    executable = attempt()
+                except (TypeError, AttributeError) as e:
+                    api_errors.append("%s: %s" % (method, e))
+                    continue
+                except Exception as e:
+                    raise Failure("xla_error", str(e))
+                if not hasattr(executable, "execute") and not hasattr(executable,
+                                                                      "execute_sharded"):
+                    api_errors.append("%s: returned an unloaded executable" % method)
+                    continue
+                return executable, device, method
+
+    # Older jaxlib: an XlaComputation straight into the client's compile.
+    if hasattr(xc, "XlaComputation") and hasattr(client, "compile"):
+        try:
+            computation = xc.XlaComputation(proto)
+            return client.compile(computation, xc.CompileOptions()), device, \
+                "compile(XlaComputation)"
+        except (TypeError, AttributeError) as e:
+            api_errors.append("compile(XlaComputation): %s" % e)
+        except Exception as e:
+            raise Failure("xla_error", str(e))
+
+    raise Failure("unsupported_jaxlib",
+                  "jaxlib %s: none of the compile APIs hlowb knows fits:\n  %s" %
+                  (jaxlib_version, "\n  ".join(api_errors)))
+
+
+def execute(executable, device, args, jax, np):
+    """Runs once; returns the flat list of numpy results and the run time."""
+    buffers = [jax.device_put(a, device) for a in args]
+    start = time.perf_counter()
+    if hasattr(executable, "execute_sharded"):
+        results = executable.execute_sharded(buffers)
+        per_output = results.disassemble_into_single_device_arrays()
+        outputs = [o[0] for o in per_output]
+    else:
+        outputs = executable.execute(buffers)
+    for o in outputs:
+        o.block_until_ready()
+    seconds = time.perf_counter() - start
+    return [np.asarray(o) for o in outputs], seconds
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: xla_cpu_helper.py WORKDIR\n")
+        return 2
+    workdir = sys.argv[1]
+    result = ["hlowb-xla-cpu-result " + PROTOCOL]
+
+    def finish(status, message=""):
+        if message:
+            write_atomic(os.path.join(workdir, "message.txt"), message)
+        write_atomic(os.path.join(workdir, "result.txt"),
+                     "\n".join([result[0], "status " + status] + result[1:]) + "\n")
+        return 0
+
+    try:
+        import numpy as np
+        import ml_dtypes
+        import jax
+        import jaxlib
+    except ImportError as e:
+        return finish("no_jax", "%s cannot import jax (%s)" % (sys.executable, e))
+    # 64-bit arguments must reach XLA as they are, not narrowed the way jax does by default.
+    try:
+        jax.config.update("jax_enable_x64", True)
+    except Exception:
+        pass
+    version = getattr(jaxlib, "__version__", None) or getattr(
+        getattr(jaxlib, "version", None), "__version__", "unknown")
+    result.append("jaxlib " + version)
+    try:
+        dtypes = dtype_table(np, ml_dtypes)
+        names = {np.dtype(t): n for n, t in dtypes.items()}
+        text, args = read_request(workdir, np, dtypes)
+        start = time.perf_counter()
+        executable, device, method = compile_module(text, jax, version)
+        compile_seconds = time.perf_counter() - start
+        result.append("method " + method)
+        result.append("compile_seconds %.9f" % compile_seconds)
+        try:
+            optimized = "\n\n".join(m.to_string() for m in executable.hlo_modules())
+            write_atomic(os.path.join(workdir, "optimized.hlo"), optimized)
+        except Exception:  # The optimized text is a courtesy; results matter more.
+            pass
+        try:
+            outputs, run_seconds = execute(executable, device, args, jax, np)
+        except Exception as e:
+            raise Failure("xla_error", str(e))
+        result.append("run_seconds %.9f" % run_seconds)
+        for i, out in enumerate(outputs):
+            out = np.asarray(out, order="C")  # ascontiguousarray would make scalars 1-d
+            if out.dtype not in names:
+                raise Failure("xla_error", "result %d has dtype %s, which hlowb cannot read" %
+                              (i, out.dtype))
+            name = "result%d.bin" % i
+            out.tofile(os.path.join(workdir, name))
+            result.append("leaf %s %s %s" % (names[out.dtype], format_dims(out.shape), name))
+        return finish("ok")
+    except Failure as f:
+        return finish(f.status, f.message)
+    except Exception:
+        return finish("xla_error", traceback.format_exc())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

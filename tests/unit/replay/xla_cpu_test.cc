@@ -1,0 +1,423 @@
+// The xla-cpu platform: modules replayed on the interpreter against real XLA's CPU backend agree
+// (f32, s32, bf16, tuples of mixed types), from the library and from `hlowb replay`; XLA's own
+// error text reaches the user; a helper that hangs is killed at the timeout, one that crashes
+// or a missing Python is reported. Tests that need real XLA skip, saying why, when the
+// project's .venv (scripts/setup) or HLOWB_PYTHON has no jax. The corpus comparison runs only
+// with HLOWB_XLA_CPU_CORPUS=1 (it starts one helper per module, minutes in all).
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "core/analysis/verifier.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+#include "replay/backends/xla/xla_cpu_backend.h"
+#include "replay/session.h"
+#include "replay_test_util.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+using ::hlowb::testing::Parse;
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// Why real XLA is unavailable, or nullopt when a Python with jax is there (checked once).
+const std::optional<std::string>& WhyNoJax() {
+  static const std::optional<std::string> why = []() -> std::optional<std::string> {
+    auto python = FindXlaPython();
+    if (!python.ok()) return std::string(python.status().message());
+    std::string cmd = "'" + *python + "' -c 'import jax, ml_dtypes' >/dev/null 2>&1";
+    int status = std::system(cmd.c_str());
+    if (status != 0) {
+      return *python + " cannot import jax; run scripts/setup or set HLOWB_PYTHON";
+    }
+    return std::nullopt;
+  }();
+  return why;
+}
+
+#define SKIP_WITHOUT_JAX()                                                                  \
+  if (WhyNoJax()) GTEST_SKIP() << "real XLA is not available: " << *WhyNoJax()
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// An executable shell script standing in for Python, set as HLOWB_PYTHON for one scope.
+class FakePython {
+ public:
+  FakePython(const std::string& name, const std::string& body)
+      : path_(fs::temp_directory_path() /
+              ("hlowb_xla_cpu_test_" + std::to_string(getpid()) + "_" + name + ".sh")) {
+    std::ofstream(path_) << "#!/bin/sh\n" << body << "\n";
+    chmod(path_.c_str(), 0755);
+    env_.emplace("HLOWB_PYTHON", path_.string());
+  }
+  ~FakePython() {
+    env_.reset();
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+
+ private:
+  fs::path path_;
+  std::optional<ScopedEnv> env_;
+};
+
+absl::StatusOr<ReplayReport> ReplayAgainstXla(const std::string& text, uint64_t seed = 7) {
+  auto module = Parse(text);
+  if (module == nullptr) return absl::InvalidArgumentError("test module does not parse");
+  ReplayOptions options;
+  options.platform = "interpreter";
+  options.reference_platform = "xla-cpu";
+  options.seed = seed;
+  options.xla_cpu_timeout_seconds = 120;
+  return ReplaySession(*module, options).Run();
+}
+
+void ExpectAgreement(const absl::StatusOr<ReplayReport>& report) {
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->iterations.size(), 1u);
+  const ReplayIteration& it = report->iterations[0];
+  ASSERT_TRUE(it.reference_result.has_value());
+  ASSERT_TRUE(it.comparison.has_value());
+  EXPECT_TRUE(it.comparison->ok()) << it.comparison->ToString();
+  EXPECT_EQ(it.compared_against, "reference platform xla-cpu");
+  EXPECT_TRUE(it.reference_result->shape().Compatible(it.result.shape()));
+  EXPECT_TRUE(Contains(report->xla_optimized_module, "HloModule"))
+      << report->xla_optimized_module;
+  EXPECT_FALSE(report->xla_jaxlib_version.empty());
+}
+
+TEST(XlaCpu, ElementwiseF32Agrees) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayAgainstXla(R"(
+HloModule elementwise_f32
+ENTRY e {
+  a = f32[3,4] parameter(0)
+  b = f32[3,4] parameter(1)
+  m = f32[3,4] multiply(a, b)
+  s = f32[3,4] add(m, a)
+  t = f32[3,4] tanh(s)
+  ROOT r = f32[3,4] maximum(t, b)
+}
+)");
+  ASSERT_NO_FATAL_FAILURE(ExpectAgreement(report));
+  // The results are XLA's numbers, not a copy of the interpreter's arguments.
+  const ReplayIteration& it = report->iterations[0];
+  EXPECT_FALSE(*it.reference_result == it.arguments[0]);
+}
+
+TEST(XlaCpu, S32AgreesExactly) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayAgainstXla(R"(
+HloModule integers
+ENTRY e {
+  a = s32[8] parameter(0)
+  b = s32[8] parameter(1)
+  m = s32[8] multiply(a, b)
+  x = s32[8] xor(m, a)
+  ROOT r = s32[8] subtract(x, b)
+}
+)");
+  ASSERT_NO_FATAL_FAILURE(ExpectAgreement(report));
+  const ReplayIteration& it = report->iterations[0];
+  EXPECT_TRUE(*it.reference_result == it.result);
+}
+
+TEST(XlaCpu, Bf16Agrees) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayAgainstXla(R"(
+HloModule bf16
+ENTRY e {
+  a = bf16[16] parameter(0)
+  b = bf16[16] parameter(1)
+  ROOT r = bf16[16] add(a, b)
+}
+)");
+  ASSERT_NO_FATAL_FAILURE(ExpectAgreement(report));
+  const ReplayIteration& it = report->iterations[0];
+  EXPECT_EQ(it.reference_result->shape().element_type(), PrimitiveType::kBF16);
+  EXPECT_TRUE(*it.reference_result == it.result);
+}
+
+TEST(XlaCpu, NestedTupleOfMixedTypesAgrees) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayAgainstXla(R"(
+HloModule tuples
+ENTRY e {
+  a = f64[2,3] parameter(0)
+  b = u8[5] parameter(1)
+  c = c64[2] parameter(2)
+  p = (s64[4], f16[3]) parameter(3)
+  s = s64[4] get-tuple-element(p), index=0
+  h = f16[3] get-tuple-element(p), index=1
+  neg = f64[2,3] negate(a)
+  gt = pred[2,3] compare(a, neg), direction=GT
+  cc = c64[2] multiply(c, c)
+  inner = (pred[2,3], u8[5]) tuple(gt, b)
+  ROOT out = ((pred[2,3], u8[5]), f64[2,3], c64[2], s64[4], f16[3]) tuple(inner, neg, cc, s, h)
+}
+)");
+  ASSERT_NO_FATAL_FAILURE(ExpectAgreement(report));
+  const ReplayIteration& it = report->iterations[0];
+  ASSERT_EQ(it.reference_result->tuple_elements().size(), 5u);
+  EXPECT_TRUE(*it.reference_result == it.result);
+}
+
+TEST(XlaCpu, XlaErrorTextIsReported) {
+  SKIP_WITHOUT_JAX();
+  auto module = Parse(R"(
+HloModule rejected
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(a), custom_call_target="hlowb_no_such_target"
+}
+)");
+  ReplayOptions options;
+  options.platform = "xla-cpu";
+  auto report = ReplaySession(*module, options).Run();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument) << report.status();
+  std::string message(report.status().message());
+  EXPECT_TRUE(Contains(message, "XLA (jaxlib ")) << message;
+  EXPECT_TRUE(Contains(message, "hlowb_no_such_target")) << message;
+}
+
+TEST(XlaCpu, ElidedConstantsGetTheInterpretersValues) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayAgainstXla(R"(
+HloModule elided
+ENTRY e {
+  a = f32[6] parameter(0)
+  c = f32[6] constant({...})
+  ROOT r = f32[6] add(a, c)
+}
+)");
+  ASSERT_NO_FATAL_FAILURE(ExpectAgreement(report));
+}
+
+TEST(XlaCpu, CliComparesTheSampleWithXla) {
+  SKIP_WITHOUT_JAX();
+  std::string cmd = std::string(HLOWB_BINARY) + " replay " + HLOWB_SOURCE_DIR +
+                    "/resources/samples/sample.hlo --reference_platform=xla-cpu 2>&1";
+  std::string output;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
+  int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  EXPECT_TRUE(Contains(output, "reference platform: xla-cpu")) << output;
+  EXPECT_TRUE(Contains(output, "comparison with reference platform xla-cpu: OK")) << output;
+}
+
+TEST(XlaCpu, HangingHelperIsKilledAtTheTimeout) {
+  FakePython python("hang", "echo started; exec sleep 30");
+  auto module = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n");
+  ReplayOptions options;
+  options.platform = "xla-cpu";
+  options.xla_cpu_timeout_seconds = 0.3;
+  auto t0 = std::chrono::steady_clock::now();
+  auto report = ReplaySession(*module, options).Run();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kDeadlineExceeded) << report.status();
+  EXPECT_TRUE(Contains(std::string(report.status().message()), "was killed"))
+      << report.status();
+  EXPECT_TRUE(Contains(std::string(report.status().message()), "started")) << report.status();
+  EXPECT_LT(seconds, 10);
+}
+
+TEST(XlaCpu, CrashingHelperIsReportedWithItsOutput) {
+  FakePython python("crash", "echo 'Fatal: boom' >&2; exit 3");
+  auto module = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n");
+  ReplayOptions options;
+  options.platform = "interpreter";
+  options.reference_platform = "xla-cpu";
+  auto report = ReplaySession(*module, options).Run();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInternal) << report.status();
+  std::string message(report.status().message());
+  EXPECT_TRUE(Contains(message, "reference platform: ")) << message;
+  EXPECT_TRUE(Contains(message, "exited with status 3")) << message;
+  EXPECT_TRUE(Contains(message, "Fatal: boom")) << message;
+}
+
+TEST(XlaCpu, XlaCheckFailureNamesTheFailedCheck) {
+  FakePython python("abort", R"sh(
+echo "I1126 10:00:00.000000 1 client.cc:1] starting" >&2
+echo "F1126 10:00:00.000001 1 shape.h:397] Check failed: has_layout() f16[1000]" >&2
+echo "*** Check failure stack trace: ***" >&2
+kill -ABRT $$)sh");
+  auto module = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n");
+  ReplayOptions options;
+  options.platform = "xla-cpu";
+  auto report = ReplaySession(*module, options).Run();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInternal) << report.status();
+  std::string message(report.status().message());
+  EXPECT_TRUE(Contains(message, "XLA aborted")) << message;
+  EXPECT_TRUE(Contains(message, "Check failed: has_layout() f16[1000]")) << message;
+  EXPECT_FALSE(Contains(message, "stack trace")) << message;
+}
+
+TEST(XlaCpu, PythonWithoutJaxSaysHowToGetIt) {
+  FakePython python("nojax", R"sh(
+echo "python cannot import jax (No module named 'jax')" > "$2/message.txt"
+printf 'hlowb-xla-cpu-result 1\nstatus no_jax\n' > "$2/result.txt")sh");
+  auto module = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n");
+  ReplayOptions options;
+  options.platform = "xla-cpu";
+  auto report = ReplaySession(*module, options).Run();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kFailedPrecondition) << report.status();
+  std::string message(report.status().message());
+  EXPECT_TRUE(Contains(message, "cannot import jax")) << message;
+  EXPECT_TRUE(Contains(message, "scripts/setup")) << message;
+  EXPECT_TRUE(Contains(message, "HLOWB_PYTHON")) << message;
+}
+
+TEST(XlaCpu, MissingPythonFailsThePlatformCheck) {
+  ScopedEnv python("HLOWB_PYTHON", "/nonexistent/hlowb/python");
+  absl::Status st = CheckPlatform("xla-cpu");
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+  EXPECT_TRUE(Contains(std::string(st.message()), "scripts/setup")) << st;
+}
+
+TEST(XlaCpu, SeveralDevicesAreRefused) {
+  FakePython python("unused", "exit 1");
+  auto module = Parse(
+      "HloModule m, replica_count=2\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n");
+  ReplayOptions options;
+  options.reference_platform = "xla-cpu";
+  auto report = ReplaySession(*module, options).Run();
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kUnimplemented) << report.status();
+  EXPECT_TRUE(Contains(std::string(report.status().message()), "single-device"))
+      << report.status();
+}
+
+// The shared corpus on the interpreter against XLA's CPU backend. Lists what XLA cannot
+// compile (with XLA's message), where the two disagree, and what the interpreter lacks.
+TEST(XlaCpuCorpus, InterpreterAgainstXla) {
+  SKIP_WITHOUT_JAX();
+  if (std::getenv("HLOWB_XLA_CPU_CORPUS") == nullptr) {
+    GTEST_SKIP() << "set HLOWB_XLA_CPU_CORPUS=1 to compare the corpus with XLA (one helper "
+                    "process per module, minutes in all)";
+  }
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::path root(HLOWB_CORPUS_DIR);
+  if (fs::is_directory(root, ec)) {
+    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
+      std::string ext = entry.path().extension().string();
+      if (entry.is_regular_file() && (ext == ".hlo" || ext == ".txt")) {
+        files.push_back(entry.path().string());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
+
+  int agree = 0, disagree = 0, xla_rejects = 0, xla_aborts = 0, interpreter_lacks = 0, other = 0,
+      total = 0;
+  std::string xla_report, abort_report, mismatch_report, interpreter_report, other_report;
+  for (const std::string& path : files) {
+    auto text = ReadFileToString(path);
+    ASSERT_TRUE(text.ok()) << path;
+    std::vector<std::string_view> parts = SplitInputFile(*text);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      std::string label = fs::path(path).filename().string() +
+                          (parts.size() > 1 ? "#" + std::to_string(p + 1) : "");
+      auto module = ParseModule(parts[p]);
+      if (!module.ok() || (*module)->entry() == nullptr) continue;
+      if (CountErrors(VerifyModule(**module)) > 0) continue;
+      ++total;
+      ReplayOptions options;
+      options.seed = 1234;
+      options.memory_budget_bytes = uint64_t{2} << 30;
+      options.reference_platform = "xla-cpu";
+      options.xla_cpu_timeout_seconds = 120;
+      auto report = ReplaySession(**module, options).Run();
+      std::string message(report.ok() ? "" : report.status().message());
+      // One line per module: the first line of the message.
+      std::string first_line = message.substr(0, message.find('\n'));
+      if (report.ok()) {
+        if (report->all_match()) {
+          ++agree;
+        } else {
+          ++disagree;
+          const ComparisonReport& c = *report->iterations[0].comparison;
+          std::string verdict = c.ToString();
+          mismatch_report += "  " + label + ": " + verdict.substr(0, verdict.find('\n')) + "\n";
+        }
+      } else if (Contains(message, "reference platform: XLA (jaxlib")) {
+        ++xla_rejects;
+        std::string xla = message.substr(message.find("the module: ") + 12);
+        // XLA's first informative line.
+        std::string line = xla.substr(0, xla.find('\n'));
+        xla_report += "  " + label + ": " + line.substr(0, 300) + "\n";
+      } else if (Contains(message, "reference platform: XLA aborted")) {
+        ++xla_aborts;
+        abort_report += "  " + label + ": " + first_line.substr(first_line.find("): ") + 3) + "\n";
+      } else if (report.status().code() == absl::StatusCode::kUnimplemented ||
+                 report.status().code() == absl::StatusCode::kResourceExhausted) {
+        ++interpreter_lacks;
+        interpreter_report += "  " + label + ": " + first_line.substr(0, 200) + "\n";
+      } else {
+        ++other;
+        other_report += "  " + label + ": " + first_line.substr(0, 300) + "\n";
+      }
+      // A helper that crashes or hangs is a bug, whatever the module.
+      EXPECT_NE(report.status().code(), absl::StatusCode::kDeadlineExceeded) << label;
+      EXPECT_FALSE(Contains(message, "xla-cpu helper (")) << label << ": " << message;
+    }
+  }
+  std::cout << "interpreter vs xla-cpu over the corpus: " << total << " modules; " << agree
+            << " agree, " << disagree << " disagree, " << xla_rejects
+            << " XLA cannot compile or run, " << xla_aborts << " XLA aborts on, "
+            << interpreter_lacks
+            << " the interpreter cannot run, " << other << " other errors\n"
+            << "XLA cannot compile or run:\n" << xla_report
+            << "XLA aborts (a failed internal check):\n" << abort_report
+            << "disagree:\n" << mismatch_report
+            << "interpreter cannot run:\n" << interpreter_report
+            << "other errors:\n" << other_report;
+  EXPECT_GT(agree, 0);
+}
+
+}  // namespace
+}  // namespace hlowb
