@@ -12,17 +12,6 @@
 namespace hlowb {
 namespace {
 
-absl::flat_hash_set<const Computation*> FusionComputations(const Module& module) {
-  absl::flat_hash_set<const Computation*> out;
-  for (const auto& c : module.computations()) {
-    for (const Instruction* instr : c->instructions()) {
-      if (instr->opcode() != Opcode::kFusion) continue;
-      for (const Computation* called : instr->called_computations()) out.insert(called);
-    }
-  }
-  return out;
-}
-
 bool IsIota(const std::vector<int64_t>& v) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] != static_cast<int64_t>(i)) return false;
@@ -175,7 +164,7 @@ void Canonicalize(Instruction* dot, ComputationEditor& editor) {
 absl::StatusOr<bool> DotDecomposer::Run(Module* module, PassContext& context) {
   bool changed = false;
   NameUniquer names(*module);
-  const absl::flat_hash_set<const Computation*> fusion = FusionComputations(*module);
+  const absl::flat_hash_set<const Computation*> fusion = FusedComputations(*module);
   for (const auto& comp : module->computations()) {
     if (fusion.contains(comp.get())) continue;
     ComputationEditor editor(comp.get(), &names);

@@ -11,17 +11,6 @@
 namespace hlowb {
 namespace {
 
-absl::flat_hash_set<const Computation*> FusionComputations(const Module& module) {
-  absl::flat_hash_set<const Computation*> out;
-  for (const auto& c : module.computations()) {
-    for (const Instruction* instr : c->instructions()) {
-      if (instr->opcode() != Opcode::kFusion) continue;
-      for (const Computation* called : instr->called_computations()) out.insert(called);
-    }
-  }
-  return out;
-}
-
 bool OpcodeFoldable(Opcode op) {
   switch (op) {
     case Opcode::kParameter:
@@ -91,7 +80,7 @@ absl::StatusOr<bool> HloConstantFolding::Run(Module* module, PassContext& contex
   const int64_t max_elements = context.options().constant_folding_max_elements;
   bool changed = false;
   NameUniquer names(*module);
-  const absl::flat_hash_set<const Computation*> fusion = FusionComputations(*module);
+  const absl::flat_hash_set<const Computation*> fusion = FusedComputations(*module);
   for (const auto& comp : module->computations()) {
     if (fusion.contains(comp.get())) continue;
     ComputationEditor editor(comp.get(), &names);

@@ -466,6 +466,17 @@ bool ComputationEditor::Finish(bool remove_dead) {
 
 // ----- module-level helpers -----
 
+absl::flat_hash_set<const Computation*> FusedComputations(const Module& module) {
+  absl::flat_hash_set<const Computation*> out;
+  for (const auto& c : module.computations()) {
+    for (const Instruction* instr : c->instructions()) {
+      if (instr->opcode() != Opcode::kFusion) continue;
+      for (const Computation* called : instr->called_computations()) out.insert(called);
+    }
+  }
+  return out;
+}
+
 absl::flat_hash_map<const Computation*, std::vector<Instruction*>> ComputeCallers(
     const Module& module) {
   absl::flat_hash_map<const Computation*, std::vector<Instruction*>> callers;

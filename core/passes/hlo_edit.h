@@ -116,6 +116,8 @@ class ComputationEditor {
 // Removes computations that neither the entry nor anything it calls (transitively) reaches,
 // and orders the rest callees-before-callers. True when something was removed or reordered.
 bool RemoveUnreachableComputations(Module* module);
+// The computations fusion instructions call (passes that leave fused code alone skip them).
+absl::flat_hash_set<const Computation*> FusedComputations(const Module& module);
 // Computations that `module`'s instructions call, for each computation: callers of it.
 absl::flat_hash_map<const Computation*, std::vector<Instruction*>> ComputeCallers(
     const Module& module);

@@ -8,17 +8,6 @@
 namespace hlowb {
 namespace {
 
-absl::flat_hash_set<const Computation*> FusionComputations(const Module& module) {
-  absl::flat_hash_set<const Computation*> out;
-  for (const auto& c : module.computations()) {
-    for (const Instruction* instr : c->instructions()) {
-      if (instr->opcode() != Opcode::kFusion) continue;
-      for (const Computation* called : instr->called_computations()) out.insert(called);
-    }
-  }
-  return out;
-}
-
 bool Eligible(const Instruction& instr) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray() || shape.IsDynamic() || shape.ElementCount() != 0) return false;
@@ -31,7 +20,7 @@ bool Eligible(const Instruction& instr) {
 absl::StatusOr<bool> ZeroSizedHloElimination::Run(Module* module, PassContext& context) {
   bool changed = false;
   NameUniquer names(*module);
-  const absl::flat_hash_set<const Computation*> fusion = FusionComputations(*module);
+  const absl::flat_hash_set<const Computation*> fusion = FusedComputations(*module);
   for (const auto& comp : module->computations()) {
     if (fusion.contains(comp.get())) continue;
     ComputationEditor editor(comp.get(), &names);

@@ -151,6 +151,13 @@ TEST(OptCli, OwnDumpsReadLikeXlasAndBisectCleanly) {
       << passes.out;
   EXPECT_NE(passes.out.find("cpu_after_optimizations"), std::string::npos) << passes.out;
 
+  Result diff = Hlowb("diff " + dir.string() + ":0:before " + dir.string() + ":0:after");
+  ASSERT_EQ(diff.code, 0) << diff.out;
+  EXPECT_NE(diff.out.find("fusion"), std::string::npos) << "the fusions show as added: " << diff.out;
+  Result trace = Hlowb("trace " + dir.string() + " --module=0 --instruction=exponential.1");
+  EXPECT_EQ(trace.code, 0) << trace.out;
+  EXPECT_NE(trace.out.find("fused into fusion"), std::string::npos) << "exponential.1 was fused: " << trace.out;
+
   Result bisect = Hlowb("replay " + dir.string() + " --module=0 --bisect_passes");
   EXPECT_EQ(bisect.code, 0) << bisect.out;
   EXPECT_NE(bisect.out.find("no state diverged"), std::string::npos) << bisect.out;
