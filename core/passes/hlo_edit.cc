@@ -154,14 +154,22 @@ std::string_view StripNumericSuffix(std::string_view name) {
 
 }  // namespace
 
-NameUniquer::NameUniquer(const Module& module) {
-  for (const auto& c : module.computations()) {
-    Register(c->name());
-    for (const Instruction* i : c->instructions()) Register(i->name());
+void NameUniquer::Load() {
+  const Module* module = pending_;
+  pending_ = nullptr;
+  if (module == nullptr) return;
+  for (const auto& c : module->computations()) {
+    Add(c->name());
+    for (const Instruction* i : c->instructions()) Add(i->name());
   }
 }
 
 void NameUniquer::Register(std::string_view name) {
+  Load();
+  Add(name);
+}
+
+void NameUniquer::Add(std::string_view name) {
   used_.insert(std::string(name));
   std::string_view base = StripNumericSuffix(name);
   if (base.size() != name.size()) {
@@ -174,6 +182,7 @@ void NameUniquer::Register(std::string_view name) {
 }
 
 std::string NameUniquer::Unique(std::string_view base_in) {
+  Load();
   std::string base(StripNumericSuffix(base_in));
   if (base.empty()) base = "instruction";
   int64_t& next = next_[base];

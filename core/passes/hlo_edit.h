@@ -42,14 +42,20 @@ std::unique_ptr<Module> CloneModule(const Module& module);
 
 // Hands out names that no instruction or computation of the module has, the way XLA does:
 // "add" becomes "add.17" (a trailing ".N" of the base is replaced).
+// The module's names are read on first use, so passes that end up renaming nothing pay nothing
+// (the module must not be destroyed before then).
 class NameUniquer {
  public:
-  explicit NameUniquer(const Module& module);
+  explicit NameUniquer(const Module& module) : pending_(&module) {}
   NameUniquer() = default;
   std::string Unique(std::string_view base);
   void Register(std::string_view name);
 
  private:
+  void Load();
+  void Add(std::string_view name);
+
+  const Module* pending_ = nullptr;
   absl::flat_hash_set<std::string> used_;
   absl::flat_hash_map<std::string, int64_t> next_;
 };
