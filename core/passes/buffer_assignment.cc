@@ -658,6 +658,21 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
     std::vector<int64_t> handed_over;  // buffers a user took over in place
     placed.reserve(temps.size());
     std::vector<std::pair<int64_t, int64_t>> busy;
+    // The smallest gap between the busy ranges that holds `size` bytes, else the end.
+    auto best_fit = [&](int64_t size) {
+      std::sort(busy.begin(), busy.end());
+      int64_t cursor = 0;
+      int64_t best = -1;
+      int64_t best_gap = std::numeric_limits<int64_t>::max();
+      for (const auto& [lo, hi] : busy) {
+        if (lo > cursor && lo - cursor >= size && lo - cursor < best_gap) {
+          best = cursor;
+          best_gap = lo - cursor;
+        }
+        cursor = std::max(cursor, RoundUp(hi, options.alignment));
+      }
+      return best >= 0 ? best : cursor;
+    };
     int64_t heap_size = 0;
     for (int64_t id : temps) {
       LogicalBuffer& b = ba.buffers_[id];
@@ -682,18 +697,7 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
             busy.push_back({p.offset, p.offset + p.size});
           }
         }
-        std::sort(busy.begin(), busy.end());
-        int64_t cursor = 0;
-        int64_t best = -1;
-        int64_t best_gap = std::numeric_limits<int64_t>::max();
-        for (const auto& [lo, hi] : busy) {
-          if (lo > cursor && lo - cursor >= b.size && lo - cursor < best_gap) {
-            best = cursor;
-            best_gap = lo - cursor;
-          }
-          cursor = std::max(cursor, RoundUp(hi, options.alignment));
-        }
-        offset = best >= 0 ? best : cursor;
+        offset = best_fit(b.size);
         if (host != nullptr) {
           bool free = true;
           for (const auto& [lo, hi] : busy) free &= hi <= host->offset || lo >= host->offset + b.size;
@@ -703,18 +707,7 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module,
           } else {
             // Not free: place it as any other buffer, the host counted as busy.
             busy.push_back({host->offset, host->offset + host->size});
-            std::sort(busy.begin(), busy.end());
-            int64_t cur = 0;
-            int64_t best2 = -1;
-            int64_t gap2 = std::numeric_limits<int64_t>::max();
-            for (const auto& [lo, hi] : busy) {
-              if (lo > cur && lo - cur >= b.size && lo - cur < gap2) {
-                best2 = cur;
-                gap2 = lo - cur;
-              }
-              cur = std::max(cur, RoundUp(hi, options.alignment));
-            }
-            offset = best2 >= 0 ? best2 : cur;
+            offset = best_fit(b.size);
           }
         }
       }

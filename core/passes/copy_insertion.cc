@@ -217,9 +217,9 @@ bool FusionCanUpdateInPlace(const Instruction& fusion, const Instruction& operan
   return param != root;
 }
 
-// True when `user` may write its result over `operand`'s buffer while reading it: elementwise
-// operations on same-sized elements, and dynamic-update-slice into its first operand.
-bool CanUpdateInPlace(const Instruction& user, const Instruction& operand) {
+}  // namespace
+
+bool CanUpdateOperandInPlace(const Instruction& user, const Instruction& operand) {
   if (user.opcode() == Opcode::kDynamicUpdateSlice) {
     for (int k = 1; k < user.operand_count(); ++k) {
       if (user.operand(k) == &operand) return false;
@@ -228,13 +228,10 @@ bool CanUpdateInPlace(const Instruction& user, const Instruction& operand) {
   }
   if (user.opcode() == Opcode::kFusion) return FusionCanUpdateInPlace(user, operand);
   if (!IsElementwise(user.opcode()) && user.opcode() != Opcode::kConvert) return false;
-  const Shape& a = user.shape();
-  const Shape& b = operand.shape();
-  return a.IsArray() && b.IsArray() && a.SameDimensions(b) &&
-         ByteWidth(a.element_type()) ==
-             ByteWidth(b.element_type()) &&
-         ByteWidth(a.element_type()) > 0;
+  return SameSizedElements(user.shape(), operand.shape());
 }
+
+namespace {
 
 class Inserter {
  public:
@@ -463,7 +460,9 @@ class Inserter {
           bool have_ancestors = false;
           for (Instruction* r : readers) {
             if (r == src.instr) {
-              if (!CanUpdateInPlace(*r, *OperandReading(editor, param, leaf, r))) needs = true;
+              if (!CanUpdateOperandInPlace(*r, *OperandReading(editor, param, leaf, r))) {
+                needs = true;
+              }
               continue;
             }
             if (!have_ancestors) {
@@ -524,10 +523,6 @@ class Inserter {
 };
 
 }  // namespace
-
-bool CanUpdateOperandInPlace(const Instruction& user, const Instruction& operand) {
-  return CanUpdateInPlace(user, operand);
-}
 
 absl::StatusOr<bool> CopyInsertion::Run(Module* module, PassContext& context) {
   Inserter inserter(module, context, name());

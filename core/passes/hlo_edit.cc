@@ -64,14 +64,22 @@ bool ComputationHasSideEffect(const Computation& comp,
 
 }  // namespace
 
-bool HasSideEffect(const Instruction& instr) {
+namespace {
+
+bool HasSideEffectWithMemo(const Instruction& instr,
+                           absl::flat_hash_map<const Computation*, bool>* memo) {
   if (HasSideEffectNoRecurse(instr)) return true;
-  if (instr.called_computations().empty()) return false;
-  absl::flat_hash_map<const Computation*, bool> memo;
   for (const Computation* c : instr.called_computations()) {
-    if (c && ComputationHasSideEffect(*c, &memo)) return true;
+    if (c && ComputationHasSideEffect(*c, memo)) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool HasSideEffect(const Instruction& instr) {
+  absl::flat_hash_map<const Computation*, bool> memo;
+  return HasSideEffectWithMemo(instr, &memo);
 }
 
 void CopyInstructionFields(const Instruction& src, Instruction* dst) {
@@ -354,9 +362,6 @@ int64_t ComputationEditor::ReplaceUsesExcept(Instruction* old, Instruction* repl
     RemoveUse(old, u);
     AddUse(replacement, u);
   }
-  if (computation_->root() == old && except != nullptr && except == old) {
-    // never happens: `except` is a user, not the root
-  }
   if (computation_->root() == old) {
     computation_->set_root(replacement);
     ++changed;
@@ -383,8 +388,10 @@ bool ComputationEditor::Finish(bool remove_dead) {
       if (i && live.insert(i).second) stack.push_back(i);
     };
     mark(computation_->root());
+    // One memo for the whole computation: fused and called computations are walked once.
+    absl::flat_hash_map<const Computation*, bool> side_effects;
     for (Instruction* i : all) {
-      if (i->opcode() == Opcode::kParameter || HasSideEffect(*i)) mark(i);
+      if (i->opcode() == Opcode::kParameter || HasSideEffectWithMemo(*i, &side_effects)) mark(i);
     }
     while (!stack.empty()) {
       Instruction* i = stack.back();
@@ -392,9 +399,7 @@ bool ComputationEditor::Finish(bool remove_dead) {
       for (Instruction* op : i->operands()) mark(op);
       for (Instruction* p : i->control_predecessors()) mark(p);
     }
-    // Instructions that are dead but ordered after something live by a control edge keep
-    // nothing alive; re-link control edges around removed instructions.
-    absl::flat_hash_map<const Instruction*, const Instruction*> dummy;
+    // Re-link control edges around removed instructions.
     for (Instruction* i : all) {
       if (!live.contains(i)) continue;
       auto& preds = *i->mutable_control_predecessors();
@@ -632,7 +637,7 @@ std::optional<double> UniformConstantValue(const Instruction& instr) {
     }
   }
   double first = LiteralElementAsDouble(lit, 0);
-  uint64_t first_bits = IsComplex(t) ? lit.GetBits(0) : lit.GetBits(0);
+  const uint64_t first_bits = lit.GetBits(0);  // the real part's bits for complex
   for (int64_t i = 1; i < lit.element_count(); ++i) {
     if (IsComplex(t)) {
       if (lit.GetBits(2 * i) != first_bits) return std::nullopt;

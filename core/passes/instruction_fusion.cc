@@ -492,21 +492,6 @@ using fusion::Piece;
 bool IsArrayValue(const Instruction& instr) { return instr.shape().IsArray(); }
 
 // Minor-most dimension of `shape` (its layout's, else the last).
-int64_t MinorDimension(const Shape& shape) {
-  if (shape.has_layout() && !shape.layout().minor_to_major.empty()) {
-    return shape.layout().minor_to_major[0];
-  }
-  return shape.rank() - 1;
-}
-
-[[maybe_unused]] bool ReducesMinorDimension(const Instruction& reduce) {
-  if (reduce.operand_count() < 1) return false;
-  const Shape& in = reduce.operand(0)->shape();
-  if (in.rank() == 0) return true;
-  return std::find(reduce.dimensions().begin(), reduce.dimensions().end(),
-                   MinorDimension(in)) != reduce.dimensions().end();
-}
-
 // Opcodes a loop fusion can contain (besides elementwise ops and scalar constants).
 bool IsLoopFusibleShapeOp(Opcode op) {
   switch (op) {

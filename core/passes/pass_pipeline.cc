@@ -189,7 +189,6 @@ absl::StatusOr<bool> PassPipeline::Run(Module* module, PassContext& context) {
 
 std::vector<std::string> ListPassNames(const PassPipeline& pipeline) {
   std::vector<std::string> out;
-  std::vector<const PassPipeline*> stack{&pipeline};
   std::function<void(const PassPipeline&)> walk = [&](const PassPipeline& p) {
     for (const auto& pass : p.passes()) {
       if (auto* sub = dynamic_cast<const PassPipeline*>(pass.get())) {

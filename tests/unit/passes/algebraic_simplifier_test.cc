@@ -1512,55 +1512,43 @@ TEST(AlgSimp, FuelOneMeansExactlyOneRewrite) {
 }
 
 TEST(AlgSimp, RunsCleanOverCorpus) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path root(HLOWB_CORPUS_DIR);
-  if (!fs::is_directory(root, ec)) {
+  if (testing::CorpusModules().empty()) {
     GTEST_SKIP() << "corpus not found at " << HLOWB_CORPUS_DIR
                  << " (set -DHLOWB_CORPUS_DIR=...); algsimp corpus run not checked";
   }
   int modules = 0;
   int changed_modules = 0;
   int checked_modules = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-    if (!entry.is_regular_file()) continue;
-    std::string ext = entry.path().extension().string();
-    if (ext != ".hlo" && ext != ".txt") continue;
-    std::ifstream in(entry.path());
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    std::string text = buffer.str();
-    for (std::string_view part : SplitInputFile(text)) {
-      absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(part);
-      if (!m.ok() || CountErrors(VerifyModule(**m)) > 0) continue;
-      ++modules;
-      std::unique_ptr<Module> before = CloneModule(**m);
-      AlgebraicSimplifier pass;
-      PassContext ctx;
-      absl::StatusOr<bool> r = pass.Run(m->get(), ctx);
-      ASSERT_TRUE(r.ok()) << entry.path() << ": " << r.status().message();
-      changed_modules += *r;
-      for (const VerifierDiagnostic& d : VerifyModule(**m)) {
-        EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
-            << entry.path() << ": " << d.ToString();
-      }
-      if (!*r) continue;
-      // Where the reference interpreter can run the module, the results must not change.
-      FakeDataOptions fo;
-      fo.seed = 7;
-      absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*before, fo);
-      if (!args.ok()) continue;
-      absl::StatusOr<Literal> want = EvaluateModule(*before, *args);
-      if (!want.ok()) continue;
-      absl::StatusOr<Literal> got = EvaluateModule(**m, *args);
-      ASSERT_TRUE(got.ok()) << entry.path() << ": " << got.status().message();
-      ErrorBounds bounds;
-      bounds.abs = 1e-5;
-      bounds.rel = 1e-5;
-      ComparisonReport report = CompareLiterals(*want, *got, bounds);
-      EXPECT_TRUE(report.ok()) << entry.path() << ": " << report.ToString();
-      ++checked_modules;
+  for (const testing::CorpusModule& cm : testing::CorpusModules()) {
+    std::unique_ptr<Module> m = testing::ParseValidModule(cm.text);
+    if (!m) continue;
+    ++modules;
+    std::unique_ptr<Module> before = CloneModule(*m);
+    AlgebraicSimplifier pass;
+    PassContext ctx;
+    absl::StatusOr<bool> r = pass.Run(m.get(), ctx);
+    ASSERT_TRUE(r.ok()) << cm.label << ": " << r.status().message();
+    changed_modules += *r;
+    for (const VerifierDiagnostic& d : VerifyModule(*m)) {
+      EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
+          << cm.label << ": " << d.ToString();
     }
+    if (!*r) continue;
+    // Where the reference interpreter can run the module, the results must not change.
+    FakeDataOptions fo;
+    fo.seed = 7;
+    absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*before, fo);
+    if (!args.ok()) continue;
+    absl::StatusOr<Literal> want = EvaluateModule(*before, *args);
+    if (!want.ok()) continue;
+    absl::StatusOr<Literal> got = EvaluateModule(*m, *args);
+    ASSERT_TRUE(got.ok()) << cm.label << ": " << got.status().message();
+    ErrorBounds bounds;
+    bounds.abs = 1e-5;
+    bounds.rel = 1e-5;
+    ComparisonReport report = CompareLiterals(*want, *got, bounds);
+    EXPECT_TRUE(report.ok()) << cm.label << ": " << report.ToString();
+    ++checked_modules;
   }
   std::printf("algsimp corpus: %d modules, %d changed, %d of those evaluated the same\n",
               modules, changed_modules, checked_modules);

@@ -444,50 +444,38 @@ ENTRY e {
 }
 
 TEST(BufferAssignment, CorpusModulesHaveNoOverlaps) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::recursive_directory_iterator(HLOWB_CORPUS_DIR, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".hlo") files.push_back(e.path());
-  }
-  if (files.empty()) GTEST_SKIP() << "no corpus at " << HLOWB_CORPUS_DIR;
-  std::sort(files.begin(), files.end());
+  if (testing::CorpusModules().empty()) GTEST_SKIP() << "no corpus at " << HLOWB_CORPUS_DIR;
   int assigned = 0;
-  for (const fs::path& f : files) {
-    absl::StatusOr<std::string> text = ReadFileToString(f.string());
-    ASSERT_TRUE(text.ok());
-    std::vector<std::string_view> parts = SplitInputFile(*text);
-    for (size_t k = 0; k < parts.size(); ++k) {
-      absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(parts[k]);
-      if (!parsed.ok()) continue;
-      Module& m = **parsed;
-      if (CountErrors(VerifyModule(m)) > 0) continue;
-      SCOPED_TRACE(f.filename().string() + " part " + std::to_string(k));
-      PassContext ctx;
-      auto t0 = std::chrono::steady_clock::now();
-      CopyInsertion copies;
-      absl::StatusOr<bool> ci = copies.Run(&m, ctx);
-      ASSERT_TRUE(ci.ok()) << ci.status().message();
-      EXPECT_EQ(CountErrors(VerifyModule(m)), 0);
-      HloMemoryScheduler scheduler;
-      absl::StatusOr<bool> sched = scheduler.Run(&m, ctx);
-      ASSERT_TRUE(sched.ok()) << sched.status().message();
-      absl::StatusOr<BufferAssignment> ba = AssignBuffers(m);
-      ASSERT_TRUE(ba.ok()) << ba.status().message();
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      absl::Status check = CheckBufferAssignment(*ba);
-      EXPECT_TRUE(check.ok()) << check.message();
-      EXPECT_GE(ba->temp_bytes(), ba->peak_temp_bytes());
-      if (m.instruction_count() > 5000) {
-        std::printf("%s: %lld instructions, copy insertion + schedule + assignment %.3f s, "
-                    "temp %lld bytes (peak live %lld)\n",
-                    f.filename().c_str(), static_cast<long long>(m.instruction_count()),
-                    seconds, static_cast<long long>(ba->temp_bytes()),
-                    static_cast<long long>(ba->peak_temp_bytes()));
-        EXPECT_LT(seconds, 1.0);
-      }
-      ++assigned;
+  for (const testing::CorpusModule& cm : testing::CorpusModules()) {
+    std::unique_ptr<Module> parsed = testing::ParseValidModule(cm.text);
+    if (!parsed) continue;
+    Module& m = *parsed;
+    SCOPED_TRACE(cm.label);
+    PassContext ctx;
+    auto t0 = std::chrono::steady_clock::now();
+    CopyInsertion copies;
+    absl::StatusOr<bool> ci = copies.Run(&m, ctx);
+    ASSERT_TRUE(ci.ok()) << ci.status().message();
+    EXPECT_EQ(CountErrors(VerifyModule(m)), 0);
+    HloMemoryScheduler scheduler;
+    absl::StatusOr<bool> sched = scheduler.Run(&m, ctx);
+    ASSERT_TRUE(sched.ok()) << sched.status().message();
+    absl::StatusOr<BufferAssignment> ba = AssignBuffers(m);
+    ASSERT_TRUE(ba.ok()) << ba.status().message();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    absl::Status check = CheckBufferAssignment(*ba);
+    EXPECT_TRUE(check.ok()) << check.message();
+    EXPECT_GE(ba->temp_bytes(), ba->peak_temp_bytes());
+    if (m.instruction_count() > 5000) {
+      std::printf("%s: %lld instructions, copy insertion + schedule + assignment %.3f s, "
+                  "temp %lld bytes (peak live %lld)\n",
+                  cm.label.c_str(), static_cast<long long>(m.instruction_count()),
+                  seconds, static_cast<long long>(ba->temp_bytes()),
+                  static_cast<long long>(ba->peak_temp_bytes()));
+      EXPECT_LT(seconds, 1.0);
     }
+    ++assigned;
   }
   EXPECT_GT(assigned, 0);
 }

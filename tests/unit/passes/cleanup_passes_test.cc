@@ -1201,64 +1201,43 @@ ENTRY main {
 // ---------------------------------------------------------------------------------------------
 // Corpus: every pass leaves every valid corpus module valid.
 
-std::vector<std::string> CorpusFiles() {
-  std::vector<std::string> files;
-  std::error_code ec;
-  fs::path root(HLOWB_CORPUS_DIR);
-  if (!fs::is_directory(root, ec)) return files;
-  for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-    if (!entry.is_regular_file()) continue;
-    std::string ext = entry.path().extension().string();
-    if (ext == ".hlo" || ext == ".txt") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 void RunOverCorpus(HloPass& pass) {
-  std::vector<std::string> files = CorpusFiles();
-  if (files.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
+  if (testing::CorpusModules().empty()) {
+    GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
+  }
   int modules = 0;
   int changed_modules = 0;
   int evaluated_modules = 0;
-  for (const std::string& path : files) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    const std::vector<std::string_view> parts = SplitInputFile(text);
-    for (size_t p = 0; p < parts.size(); ++p) {
-      absl::StatusOr<std::unique_ptr<Module>> module = ParseModule(parts[p]);
-      if (!module.ok() || (*module)->entry() == nullptr) continue;
-      if (CountErrors(VerifyModule(**module)) > 0) continue;
-      ++modules;
-      const std::string label = path + "#" + std::to_string(p);
-      std::unique_ptr<Module> before = CloneModule(**module);
-      PassContext ctx = MakeTestContext();
-      absl::StatusOr<bool> changed = pass.Run(module->get(), ctx);
-      ASSERT_TRUE(changed.ok()) << pass.name() << " on " << label << ": "
-                                << changed.status().message();
-      int errors = 0;
-      for (const VerifierDiagnostic& d : VerifyModule(**module)) {
-        EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
-            << pass.name() << " on " << label << ": " << d.ToString();
-        errors += d.severity == VerifierDiagnostic::Severity::kError;
-      }
-      if (!*changed || errors > 0) continue;
-      ++changed_modules;
-      // Where the interpreter can run the module as it was, the rewritten module must give the
-      // same results on the same fake arguments.
-      FakeDataOptions fake;
-      fake.seed = 7;
-      absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*before, fake);
-      if (!args.ok()) continue;
-      EvaluatorOptions eval;
-      eval.memory_budget_bytes = uint64_t{1} << 30;
-      if (!EvaluateModule(*before, *args, eval).ok()) continue;
-      ++evaluated_modules;
-      SCOPED_TRACE(label);
-      testing::ExpectSameResults(*before, **module);
+  for (const testing::CorpusModule& cm : testing::CorpusModules()) {
+    std::unique_ptr<Module> module = testing::ParseValidModule(cm.text);
+    if (!module) continue;
+    ++modules;
+    const std::string& label = cm.label;
+    std::unique_ptr<Module> before = CloneModule(*module);
+    PassContext ctx = MakeTestContext();
+    absl::StatusOr<bool> changed = pass.Run(module.get(), ctx);
+    ASSERT_TRUE(changed.ok()) << pass.name() << " on " << label << ": "
+                              << changed.status().message();
+    int errors = 0;
+    for (const VerifierDiagnostic& d : VerifyModule(*module)) {
+      EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
+          << pass.name() << " on " << label << ": " << d.ToString();
+      errors += d.severity == VerifierDiagnostic::Severity::kError;
     }
+    if (!*changed || errors > 0) continue;
+    ++changed_modules;
+    // Where the interpreter can run the module as it was, the rewritten module must give the
+    // same results on the same fake arguments.
+    FakeDataOptions fake;
+    fake.seed = 7;
+    absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*before, fake);
+    if (!args.ok()) continue;
+    EvaluatorOptions eval;
+    eval.memory_budget_bytes = uint64_t{1} << 30;
+    if (!EvaluateModule(*before, *args, eval).ok()) continue;
+    ++evaluated_modules;
+    SCOPED_TRACE(label);
+    testing::ExpectSameResults(*before, *module);
   }
   EXPECT_GT(modules, 0);
   std::cout << pass.name() << ": " << modules << " corpus modules, " << changed_modules

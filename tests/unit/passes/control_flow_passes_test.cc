@@ -1119,46 +1119,12 @@ ENTRY e {
 
 namespace fs = std::filesystem;
 
-struct CorpusModule {
-  std::string label;
-  std::string text;
-};
-
-const std::vector<CorpusModule>& Corpus() {
-  static const std::vector<CorpusModule>* corpus = [] {
-    auto* out = new std::vector<CorpusModule>();
-    std::vector<std::string> files;
-    std::error_code ec;
-    fs::path root(HLOWB_CORPUS_DIR);
-    if (fs::is_directory(root, ec)) {
-      for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-        const std::string ext = entry.path().extension().string();
-        if (entry.is_regular_file() && (ext == ".hlo" || ext == ".txt")) {
-          files.push_back(entry.path().string());
-        }
-      }
-    }
-    std::sort(files.begin(), files.end());
-    for (const std::string& path : files) {
-      absl::StatusOr<std::string> text = ReadFileToString(path);
-      if (!text.ok()) continue;
-      std::vector<std::string_view> parts = SplitInputFile(*text);
-      for (size_t p = 0; p < parts.size(); ++p) {
-        out->push_back({StrCat(fs::path(path).filename().string(), "#", p + 1),
-                        std::string(parts[p])});
-      }
-    }
-    return out;
-  }();
-  return *corpus;
-}
-
 // Runs `pass` over every corpus module that parses and verifies; the verifier must stay clean.
 void RunOverCorpus(HloPass& pass) {
-  const std::vector<CorpusModule>& corpus = Corpus();
+  const std::vector<testing::CorpusModule>& corpus = testing::CorpusModules();
   if (corpus.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
   int ran = 0;
-  for (const CorpusModule& cm : corpus) {
+  for (const testing::CorpusModule& cm : corpus) {
     absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(cm.text);
     if (!m.ok() || CountErrors(VerifyModule(**m)) > 0) continue;
     PassContext ctx = MakeTestContext();

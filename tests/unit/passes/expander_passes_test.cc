@@ -1284,9 +1284,8 @@ ENTRY e {
 // Every pass over the corpus: modules that verify before the pass still verify after it.
 
 TEST(ExpanderPassesCorpusTest, VerifierCleanAfterEveryPass) {
-  const std::filesystem::path dir = HLOWB_CORPUS_DIR;
-  if (!std::filesystem::is_directory(dir)) {
-    GTEST_SKIP() << "corpus directory " << dir << " not found (set HLOWB_CORPUS_DIR)";
+  if (testing::CorpusModules().empty()) {
+    GTEST_SKIP() << "corpus directory " << HLOWB_CORPUS_DIR << " not found";
   }
   std::vector<std::unique_ptr<HloPass>> passes;
   passes.push_back(std::make_unique<BatchNormExpander>());
@@ -1297,33 +1296,20 @@ TEST(ExpanderPassesCorpusTest, VerifierCleanAfterEveryPass) {
   passes.push_back(std::make_unique<StochasticConvertDecomposer>());
   passes.push_back(std::make_unique<OperandUpcaster>());
   passes.push_back(std::make_unique<FloatNormalization>());
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".hlo") {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
   int modules = 0;
-  for (const std::filesystem::path& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    for (std::string_view part : SplitInputFile(text)) {
-      absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(part);
-      if (!parsed.ok() || CountErrors(VerifyModule(**parsed)) > 0) continue;
-      ++modules;
-      for (const auto& pass : passes) {
-        std::unique_ptr<Module> m = CloneModule(**parsed);
-        PassContext context = MakeTestContext();
-        absl::StatusOr<bool> r = pass->Run(m.get(), context);
-        ASSERT_TRUE(r.ok()) << pass->name() << " on " << file << ": " << r.status().message();
-        if (!*r) continue;
-        for (const VerifierDiagnostic& d : VerifyModule(*m)) {
-          EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
-              << pass->name() << " on " << file << ": " << d.ToString();
-        }
+  for (const testing::CorpusModule& cm : testing::CorpusModules()) {
+    std::unique_ptr<Module> parsed = testing::ParseValidModule(cm.text);
+    if (!parsed) continue;
+    ++modules;
+    for (const auto& pass : passes) {
+      std::unique_ptr<Module> m = CloneModule(*parsed);
+      PassContext context = MakeTestContext();
+      absl::StatusOr<bool> r = pass->Run(m.get(), context);
+      ASSERT_TRUE(r.ok()) << pass->name() << " on " << cm.label << ": " << r.status().message();
+      if (!*r) continue;
+      for (const VerifierDiagnostic& d : VerifyModule(*m)) {
+        EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
+            << pass->name() << " on " << cm.label << ": " << d.ToString();
       }
     }
   }

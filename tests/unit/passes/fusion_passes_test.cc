@@ -894,76 +894,57 @@ ENTRY e {
 // where the interpreter runs the original quickly, compute the same values. `pre` (if any) runs
 // first, so that passes working on fusions find some.
 void RunOverCorpus(HloPass& pass, HloPass* pre = nullptr) {
-  const std::filesystem::path dir(HLOWB_CORPUS_DIR);
-  if (!std::filesystem::is_directory(dir)) {
-    GTEST_SKIP() << "corpus not found at " << dir << " (set HLOWB_CORPUS_DIR)";
+  if (testing::CorpusModules().empty()) {
+    GTEST_SKIP() << "corpus not found at " << HLOWB_CORPUS_DIR;
   }
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file() && e.path().extension() == ".hlo") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
   int modules = 0;
   int changed_modules = 0;
   int checked = 0;
-  for (const auto& path : files) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    int part_no = 0;
-    for (std::string_view part : SplitInputFile(text)) {
-      ++part_no;
-      absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(part);
-      if (!parsed.ok()) continue;
-      bool clean = true;
-      for (const VerifierDiagnostic& d : VerifyModule(**parsed)) {
-        clean &= d.severity != VerifierDiagnostic::Severity::kError;
-      }
-      if (!clean) continue;
-      ++modules;
-      std::unique_ptr<Module> before = CloneModule(**parsed);
-      std::unique_ptr<Module> m = std::move(*parsed);
-      PassContext ctx = MakeTestContext();
-      const std::string where = StrCat(path.filename().string(), " part ", part_no);
-      if (pre) {
-        absl::StatusOr<bool> p = pre->Run(m.get(), ctx);
-        ASSERT_TRUE(p.ok()) << pre->name() << " on " << where << ": " << p.status().message();
-      }
-      absl::StatusOr<bool> r = pass.Run(m.get(), ctx);
-      ASSERT_TRUE(r.ok()) << pass.name() << " on " << where << ": " << r.status().message();
-      if (!*r) continue;
-      ++changed_modules;
-      for (const VerifierDiagnostic& d : VerifyModule(*m)) {
-        EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
-            << pass.name() << " on " << where << ": " << d.ToString();
-      }
-      // Semantics: only modules the interpreter finishes quickly, and only if it can run the
-      // original at all (no custom calls, collectives, ...).
-      int64_t elements = 0;
-      for (const Instruction* p : before->entry()->parameters()) {
-        if (!p) continue;
-        std::vector<const Shape*> stack{&p->shape()};
-        while (!stack.empty()) {
-          const Shape* sh = stack.back();
-          stack.pop_back();
-          if (sh->IsArray()) elements += sh->ElementCount() < 0 ? (1 << 20) : sh->ElementCount();
-          for (const Shape& e : sh->tuple_shapes()) stack.push_back(&e);
-        }
-      }
-      if (elements > (1 << 16) || CountKernels(*before) > 200) continue;
-      FakeDataOptions fo;
-      fo.seed = 7;
-      absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*before, fo);
-      if (!args.ok()) continue;
-      auto start = std::chrono::steady_clock::now();
-      absl::StatusOr<Literal> ref = EvaluateModule(*before, *args);
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (!ref.ok() || secs > 0.2) continue;
-      SCOPED_TRACE(where);
-      EXPECT_TRUE(ExpectSameResults(*before, *m));
-      ++checked;
+  for (const testing::CorpusModule& cm : testing::CorpusModules()) {
+    std::unique_ptr<Module> parsed = testing::ParseValidModule(cm.text);
+    if (!parsed) continue;
+    ++modules;
+    std::unique_ptr<Module> before = CloneModule(*parsed);
+    std::unique_ptr<Module> m = std::move(parsed);
+    PassContext ctx = MakeTestContext();
+    const std::string& where = cm.label;
+    if (pre) {
+      absl::StatusOr<bool> p = pre->Run(m.get(), ctx);
+      ASSERT_TRUE(p.ok()) << pre->name() << " on " << where << ": " << p.status().message();
     }
+    absl::StatusOr<bool> r = pass.Run(m.get(), ctx);
+    ASSERT_TRUE(r.ok()) << pass.name() << " on " << where << ": " << r.status().message();
+    if (!*r) continue;
+    ++changed_modules;
+    for (const VerifierDiagnostic& d : VerifyModule(*m)) {
+      EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
+          << pass.name() << " on " << where << ": " << d.ToString();
+    }
+    // Semantics: only modules the interpreter finishes quickly, and only if it can run the
+    // original at all (no custom calls, collectives, ...).
+    int64_t elements = 0;
+    for (const Instruction* p : before->entry()->parameters()) {
+      if (!p) continue;
+      std::vector<const Shape*> stack{&p->shape()};
+      while (!stack.empty()) {
+        const Shape* sh = stack.back();
+        stack.pop_back();
+        if (sh->IsArray()) elements += sh->ElementCount() < 0 ? (1 << 20) : sh->ElementCount();
+        for (const Shape& e : sh->tuple_shapes()) stack.push_back(&e);
+      }
+    }
+    if (elements > (1 << 16) || CountKernels(*before) > 200) continue;
+    FakeDataOptions fo;
+    fo.seed = 7;
+    absl::StatusOr<std::vector<Literal>> args = MakeFakeArguments(*before, fo);
+    if (!args.ok()) continue;
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<Literal> ref = EvaluateModule(*before, *args);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!ref.ok() || secs > 0.2) continue;
+    SCOPED_TRACE(where);
+    EXPECT_TRUE(ExpectSameResults(*before, *m));
+    ++checked;
   }
   std::cout << pass.name() << ": " << modules << " corpus modules, " << changed_modules
             << " changed, " << checked << " checked on the interpreter\n";

@@ -479,49 +479,39 @@ bool HasElidedConstant(const Module& m) {
 // the values are compared with the original module's.
 void RunOverCorpus(const std::vector<HloPass*>& passes) {
   HloPass& pass = *passes.back();
-  const std::filesystem::path dir = HLOWB_CORPUS_DIR;
-  if (!std::filesystem::exists(dir)) {
-    GTEST_SKIP() << "corpus not found at " << dir << " (set HLOWB_CORPUS_DIR)";
+  if (testing::CorpusModules().empty()) {
+    GTEST_SKIP() << "corpus not found at " << HLOWB_CORPUS_DIR;
   }
   int ran = 0, changed = 0, evaluated = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".hlo") continue;
-    std::ifstream in(entry.path());
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string text = buffer.str();
-    int part = 0;
-    for (std::string_view piece : SplitInputFile(text)) {
-      ++part;
-      absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(piece);
-      if (!parsed.ok() || CountErrors(VerifyModule(**parsed)) > 0) continue;
-      std::unique_ptr<Module> before = CloneModule(**parsed);
-      Module* m = parsed->get();
-      PassContext context = MakeTestContext();
-      const std::string where = entry.path().filename().string() + " part " + std::to_string(part);
-      absl::StatusOr<bool> r = false;
-      for (HloPass* p : passes) {
-        r = p->Run(m, context);
-        ASSERT_TRUE(r.ok()) << where << ": " << p->name() << ": " << r.status().message();
-      }
-      ++ran;
-      changed += *r ? 1 : 0;
-      for (const VerifierDiagnostic& d : VerifyModule(*m)) {
-        EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
-            << where << ": " << d.ToString();
-      }
-      // Semantics on fake data for small modules the interpreter runs quickly. Bitcasts and
-      // fusions (which hold bitcasts) depend on layouts the interpreter only partly tracks.
-      int64_t count = 0;
-      for (const auto& c : m->computations()) count += c->instruction_count();
-      if (!*r || count > 200 || HasOpcode(*before, Opcode::kBitcast) ||
-          HasOpcode(*before, Opcode::kFusion) || HasOpcode(*before, Opcode::kCustomCall) ||
-          HasElidedConstant(*before)) {
-        continue;
-      }
-      SCOPED_TRACE(where);
-      if (testing::ExpectSameResults(*before, *m)) ++evaluated;
+  for (const testing::CorpusModule& cm : testing::CorpusModules()) {
+    std::unique_ptr<Module> parsed = testing::ParseValidModule(cm.text);
+    if (!parsed) continue;
+    std::unique_ptr<Module> before = CloneModule(*parsed);
+    Module* m = parsed.get();
+    PassContext context = MakeTestContext();
+    const std::string& where = cm.label;
+    absl::StatusOr<bool> r = false;
+    for (HloPass* p : passes) {
+      r = p->Run(m, context);
+      ASSERT_TRUE(r.ok()) << where << ": " << p->name() << ": " << r.status().message();
     }
+    ++ran;
+    changed += *r ? 1 : 0;
+    for (const VerifierDiagnostic& d : VerifyModule(*m)) {
+      EXPECT_NE(d.severity, VerifierDiagnostic::Severity::kError)
+          << where << ": " << d.ToString();
+    }
+    // Semantics on fake data for small modules the interpreter runs quickly. Bitcasts and
+    // fusions (which hold bitcasts) depend on layouts the interpreter only partly tracks.
+    int64_t count = 0;
+    for (const auto& c : m->computations()) count += c->instruction_count();
+    if (!*r || count > 200 || HasOpcode(*before, Opcode::kBitcast) ||
+        HasOpcode(*before, Opcode::kFusion) || HasOpcode(*before, Opcode::kCustomCall) ||
+        HasElidedConstant(*before)) {
+      continue;
+    }
+    SCOPED_TRACE(where);
+    if (testing::ExpectSameResults(*before, *m)) ++evaluated;
   }
   std::cout << pass.name() << ": " << ran << " corpus modules, " << changed << " changed, "
             << evaluated << " evaluated\n";

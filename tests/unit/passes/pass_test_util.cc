@@ -1,6 +1,10 @@
 #include "tests/unit/passes/pass_test_util.h"
 
+#include <algorithm>
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
+#include "core/support/file_util.h"
 #include "core/support/strings.h"
 #include "core/analysis/verifier.h"
 #include "core/passes/hlo_edit.h"
@@ -98,6 +102,42 @@ bool ExpectSameResults(const Module& before, const Module& after, uint64_t seed)
                            << Normalize(before) << "\nafter:\n"
                            << Normalize(after);
   return report.ok();
+}
+
+const std::vector<CorpusModule>& CorpusModules() {
+  static const std::vector<CorpusModule>* corpus = [] {
+    namespace fs = std::filesystem;
+    auto* out = new std::vector<CorpusModule>();
+    std::vector<std::string> files;
+    std::error_code ec;
+    if (fs::is_directory(HLOWB_CORPUS_DIR, ec)) {
+      for (const auto& entry : fs::recursive_directory_iterator(HLOWB_CORPUS_DIR, ec)) {
+        const std::string ext = entry.path().extension().string();
+        if (entry.is_regular_file() && (ext == ".hlo" || ext == ".txt")) {
+          files.push_back(entry.path().string());
+        }
+      }
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& path : files) {
+      absl::StatusOr<std::string> text = ReadFileToString(path);
+      if (!text.ok()) continue;
+      std::vector<std::string_view> parts = SplitInputFile(*text);
+      for (size_t p = 0; p < parts.size(); ++p) {
+        out->push_back({StrCat(fs::path(path).filename().string(),
+                               parts.size() > 1 ? StrCat("#", p + 1) : std::string()),
+                        std::string(parts[p])});
+      }
+    }
+    return out;
+  }();
+  return *corpus;
+}
+
+std::unique_ptr<Module> ParseValidModule(std::string_view text) {
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(text);
+  if (!m.ok() || (*m)->entry() == nullptr || CountErrors(VerifyModule(**m)) > 0) return nullptr;
+  return *std::move(m);
 }
 
 }  // namespace hlowb::testing

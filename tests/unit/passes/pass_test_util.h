@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/ir/module.h"
 #include "core/passes/hlo_pass.h"
@@ -40,6 +41,18 @@ void ExpectNoChange(HloPass& pass, std::string_view input, PassContext* context 
 // pred bit-exact, floats within 1e-5 relative / absolute). Returns false (with a test failure)
 // otherwise; modules the evaluator cannot run are a failure too.
 bool ExpectSameResults(const Module& before, const Module& after, uint64_t seed = 7);
+
+// One module of the shared corpus: "file.hlo#2" and its text.
+struct CorpusModule {
+  std::string label;
+  std::string text;
+};
+// Every module of HLOWB_CORPUS_DIR (.hlo and .txt files, split at `// -----` lines), sorted by
+// path and read once per test binary; empty when the folder is absent.
+const std::vector<CorpusModule>& CorpusModules();
+// `text` parsed, when it parses into a module with an entry that the verifier accepts; null
+// otherwise (the parser's and verifier's own tests cover those files).
+std::unique_ptr<Module> ParseValidModule(std::string_view text);
 
 }  // namespace hlowb::testing
 

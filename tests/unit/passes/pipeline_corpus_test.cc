@@ -20,6 +20,7 @@
 #include "replay/data/fake_data.h"
 #include "replay/evaluator/constant_evaluator.h"
 #include "replay/evaluator/evaluator.h"
+#include "tests/unit/passes/pass_test_util.h"
 
 namespace hlowb {
 namespace {
@@ -29,38 +30,6 @@ namespace fs = std::filesystem;
 // Modules whose first evaluation takes longer are compiled and verified but not re-evaluated
 // after every pass (the suite must stay fast).
 constexpr double kMaxEvalSeconds = 0.25;
-
-struct CorpusModule {
-  std::string label;
-  std::string text;
-};
-
-std::vector<CorpusModule> LoadCorpus() {
-  std::vector<std::string> files;
-  std::error_code ec;
-  fs::path root(HLOWB_CORPUS_DIR);
-  if (fs::is_directory(root, ec)) {
-    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-      std::string ext = entry.path().extension().string();
-      if (entry.is_regular_file() && (ext == ".hlo" || ext == ".txt")) {
-        files.push_back(entry.path().string());
-      }
-    }
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<CorpusModule> out;
-  for (const std::string& path : files) {
-    absl::StatusOr<std::string> text = ReadFileToString(path);
-    if (!text.ok()) continue;
-    std::vector<std::string_view> parts = SplitInputFile(*text);
-    for (size_t p = 0; p < parts.size(); ++p) {
-      out.push_back({fs::path(path).filename().string() +
-                         (parts.size() > 1 ? StrCat("#", p + 1) : std::string()),
-                     std::string(parts[p])});
-    }
-  }
-  return out;
-}
 
 // Gives elided constants (`{...}`) seeded fake values, so that every state of the module sees
 // the same data.
@@ -82,12 +51,12 @@ absl::Status FillElidedConstants(Module* module) {
 }
 
 void RunCorpusThroughPipeline(const std::string& platform) {
-  std::vector<CorpusModule> corpus = LoadCorpus();
+  const std::vector<testing::CorpusModule>& corpus = testing::CorpusModules();
   if (corpus.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
   int compiled = 0, checked = 0, not_run = 0, skipped = 0;
   int64_t passes_checked = 0;
   std::string report;
-  for (const CorpusModule& cm : corpus) {
+  for (const testing::CorpusModule& cm : corpus) {
     if (std::getenv("HLOWB_VERBOSE")) std::cerr << platform << ": " << cm.label << std::endl;
     absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(cm.text);
     if (!parsed.ok() || (*parsed)->entry() == nullptr) continue;  // the parser's tests cover it
