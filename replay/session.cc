@@ -25,6 +25,7 @@ double Since(std::chrono::steady_clock::time_point t0) {
 
 bool IsInterpreter(const std::string& p) { return p == "interpreter" || p == "reference"; }
 bool IsXlaCpu(const std::string& p) { return p == kXlaCpuPlatform; }
+bool IsCpu(const std::string& p) { return p == kCpuPlatform || p == "host"; }
 
 Literal Clone(const Literal& l) { return l; }
 
@@ -51,16 +52,15 @@ absl::StatusOr<HostTransferMode> ParseHostTransferMode(std::string_view text) {
 absl::Status CheckPlatform(const std::string& platform) {
   if (IsInterpreter(platform)) return absl::OkStatus();
   if (IsXlaCpu(platform)) return FindXlaPython().status();
-  if (platform == "cpu" || platform == "host" || platform == "cuda" || platform == "gpu" ||
-      platform == "rocm") {
+  if (IsCpu(platform)) return absl::OkStatus();
+  if (platform == "cuda" || platform == "gpu" || platform == "rocm") {
     return absl::FailedPreconditionError(
-        StrCat("platform '", platform, "' is not built yet in this hlowb (the ",
-               platform == "cpu" || platform == "host" ? "CPU JIT" : "GPU",
-               " backend is planned); use --platform=interpreter"));
+        StrCat("platform '", platform, "' is not built yet in this hlowb (the GPU backend is "
+               "planned); use --platform=cpu or --platform=interpreter"));
   }
   return absl::InvalidArgumentError(
       StrCat("unknown platform '", platform,
-             "' (known: interpreter, xla-cpu; not built yet: cpu, cuda)"));
+             "' (known: interpreter, cpu, xla-cpu; not built yet: cuda)"));
 }
 
 bool ReplayReport::compared() const {
@@ -132,6 +132,39 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   // run_test_hlo_passes / run_reference_hlo_passes: nothing to switch off, the interpreter
   // runs the module as given either way.
 
+  // cpu: compile once for the session (test and reference separately when both are cpu, since
+  // their pass settings may differ).
+  std::unique_ptr<CpuExecutable> cpu_exe[2];
+  for (int r = 0; r < 2; ++r) {
+    const std::string& p = r == 0 ? options_.platform : options_.reference_platform;
+    if (!IsCpu(p)) continue;
+    if (progress) progress(0, 1, StrCat("compiling for cpu", r == 1 ? " (reference)" : ""));
+    CpuCompileOptions co = options_.cpu;
+    co.run_hlo_passes = r == 0 ? options_.run_test_hlo_passes : options_.run_reference_hlo_passes;
+    co.cancel = cancel;
+    absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Compile(module_, co);
+    if (!exe.ok()) {
+      if (cancelled()) return absl::CancelledError("replay cancelled");
+      return absl::Status(exe.status().code(),
+                          StrCat(r == 1 ? "reference platform: " : "", "cpu compilation: ",
+                                 exe.status().message()));
+    }
+    (r == 0 ? report.compile_seconds : report.reference_compile_seconds) =
+        (*exe)->stats().total_seconds;
+    (r == 0 ? report.compile_summary : report.reference_compile_summary) = (*exe)->Summary();
+    cpu_exe[r] = std::move(*exe);
+  }
+  auto compiled_run = [&](int r) {
+    CompiledRun run;
+    if (cpu_exe[r] == nullptr) return run;
+    const CpuExecutable* exe = cpu_exe[r].get();
+    run.module = &exe->module();
+    run.make_hook = [exe](std::function<absl::StatusOr<Literal>(const Instruction&)> elided) {
+      return exe->Hook(std::move(elided));
+    };
+    return run;
+  };
+
   // Devices: more than one takes the multi-device path (replay/multi_device) below.
   absl::StatusOr<DeviceGrid> grid = ReplayDeviceGrid(module_, options_);
   if (!grid.ok()) return grid.status();
@@ -178,7 +211,8 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   }
   if (grid->size() > 1) {
     absl::Status st =
-        RunMultiDeviceIterations(module_, options_, inputs_, *grid, cancel, progress, &report);
+        RunMultiDeviceIterations(module_, options_, inputs_, *grid, cancel, progress, &report,
+                                 compiled_run(0), compiled_run(1));
     if (!st.ok()) return st;
     return report;
   }
@@ -273,8 +307,9 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
       };
     }
     if (elided_constant) eo.elided_constant = elided_constant;
+    const CpuExecutable* exe = cpu_exe[reference ? 1 : 0].get();
     auto start = std::chrono::steady_clock::now();
-    auto result = EvaluateModule(module_, args, eo);
+    auto result = exe != nullptr ? exe->Run(args, eo) : EvaluateModule(module_, args, eo);
     *seconds = Since(start);
     if (!result.ok() && cancelled()) return absl::CancelledError("replay cancelled");
     return result;

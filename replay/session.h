@@ -5,9 +5,12 @@
 //
 // Platforms: "interpreter" (the reference evaluator; "reference" is accepted as an alias)
 // runs here; "xla-cpu" runs real XLA's CPU backend in a helper process when a Python with jax
-// is found (replay/backends/xla/xla_cpu_backend.h; single device only). "cpu", "host", "cuda",
-// "gpu" and "rocm" are backends that are not built yet and fail with FailedPrecondition saying
-// so; anything else is InvalidArgument.
+// is found (replay/backends/xla/xla_cpu_backend.h; single device only); "cpu" ("host" is an
+// alias) compiles the module for this machine (replay/backends/cpu/cpu_backend.h: the cpu pass
+// pipeline, then LLVM kernels; what the kernels do not cover runs on the interpreter) once per
+// session, then runs every iteration and device on it. "cuda", "gpu" and "rocm" are backends
+// that are not built yet and fail with FailedPrecondition saying so; anything else is
+// InvalidArgument.
 //
 // Arguments, per iteration, in run_hlo_module's order of preference: fake data when
 // force_fake_data is set; else the literals file's iteration; else the snapshot's arguments;
@@ -35,6 +38,7 @@
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
+#include "replay/backends/cpu/cpu_backend.h"
 #include "replay/compare/compare.h"
 #include "replay/evaluator/evaluator.h"
 #include "replay/data/literals_file.h"
@@ -96,6 +100,9 @@ struct ReplayOptions {
   CustomCallHook custom_call;
   // The xla-cpu platform's helper process is killed after this long (per run).
   double xla_cpu_timeout_seconds = 600;
+  // The cpu platform's compilation: kernel cache, dumps, passes' flags, threads.
+  // run_hlo_passes is taken from run_test_hlo_passes / run_reference_hlo_passes.
+  CpuCompileOptions cpu;
 };
 
 // Data the input brings besides the module.
@@ -141,6 +148,9 @@ struct ReplayReport {
   // The interpreter has no compilation: this is the verification and preparation time.
   double compile_seconds = 0;
   double reference_compile_seconds = 0;
+  // cpu runs: what was compiled and what was left to the interpreter (CpuExecutable::Summary).
+  std::string compile_summary;
+  std::string reference_compile_summary;
   // xla-cpu runs: XLA's optimized module (the first run's) and the jaxlib that compiled it.
   std::string xla_optimized_module;
   std::string xla_jaxlib_version;

@@ -13,6 +13,7 @@
 #include "core/proto/open_file.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
+#include "replay/codegen/cpu_jit.h"
 #include "replay/data/literals_file.h"
 #include "replay/multi_device/device_arguments.h"
 #include "replay/session.h"
@@ -28,11 +29,16 @@ constexpr char kUsage[] =
     "         [--run_test_hlo_passes=true|false] [--run_reference_hlo_passes=true|false]\n"
     "         [--use_large_float_range]\n"
     "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
+    "         [--xla_dump_to=DIR] [--xla_cpu_enable_kernel_cache=true|false]\n"
+    "         [--xla_cpu_kernel_cache_dir=DIR]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
-    "evaluator; also 'reference'), xla-cpu (real XLA's CPU backend in a helper process, through\n"
-    "the jax in the project's .venv or $HLOWB_PYTHON; single device); cpu and cuda are not\n"
-    "built yet. Without a reference platform the result is compared with the one a snapshot\n"
-    "or literals file carries, if any.\n"
+    "evaluator; also 'reference'), cpu (compiled for this machine: the cpu pass pipeline, then\n"
+    "LLVM kernels, with the interpreter computing what the kernels do not cover; also 'host'),\n"
+    "xla-cpu (real XLA's CPU backend in a helper process, through the jax in the project's\n"
+    ".venv or $HLOWB_PYTHON; single device); cuda is not built yet. Without a reference\n"
+    "platform the result is compared with the one a snapshot or literals file carries, if any.\n"
+    "cpu compiles are cached on disk (default ~/.cache/hlowb/cpu-kernels); --xla_dump_to writes\n"
+    "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s.\n"
     "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n"
     "Devices: the module's replica_count x num_partitions unless --num_replicas /\n"
     "--num_partitions say otherwise; several devices run as threads with real collectives\n"
@@ -146,7 +152,8 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "abs_error_bound", "rel_error_bound", "input_literals_file",
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
                   "num_replicas", "num_partitions", "hlo_argument_mode",
-                  "custom_call_fallback", "host_transfers", "module"},
+                  "custom_call_fallback", "host_transfers", "module", "xla_dump_to",
+                  "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir"},
                  &args, &error) ||
       args.positional.empty()) {
     std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
@@ -170,6 +177,16 @@ int RunReplay(const std::vector<std::string>& argv_in) {
       return kInputError;
     }
   }
+  options.cpu.cache_dir = args.Get("xla_cpu_kernel_cache_dir", codegen::DefaultKernelCacheDir());
+  if (args.Has("xla_cpu_enable_kernel_cache")) {
+    const std::string v = args.Get("xla_cpu_enable_kernel_cache");
+    if (v == "false" || v == "0") {
+      options.cpu.cache_dir.clear();
+    } else if (v != "true" && v != "1") {
+      return usage_error("--xla_cpu_enable_kernel_cache must be true or false");
+    }
+  }
+  options.cpu.dump_options.dump_to = args.Get("xla_dump_to", "");
   try {
     if (args.Has("iterations")) {
       size_t used = 0;
@@ -300,9 +317,14 @@ int RunReplay(const std::vector<std::string>& argv_in) {
       const std::string xla_compile =
           StrCat(" (XLA CPU in the helper process, jaxlib ", report->xla_jaxlib_version, ")\n");
       std::cout << "  compile: " << Ms(report->compile_seconds)
-                << (options.platform == "xla-cpu"
-                        ? xla_compile
-                        : " (verification; the interpreter runs the module as given)\n");
+                << (options.platform == "xla-cpu" ? xla_compile
+                    : !report->compile_summary.empty()
+                        ? StrCat(" (", report->compile_summary, ")\n")
+                        : std::string(" (verification; the interpreter runs the module as given)\n"));
+      if (!report->reference_compile_summary.empty()) {
+        std::cout << "  reference compile: " << Ms(report->reference_compile_seconds) << " ("
+                  << report->reference_compile_summary << ")\n";
+      }
       if (options.reference_platform == "xla-cpu") {
         std::cout << "  reference compile: " << Ms(report->reference_compile_seconds)
                   << xla_compile;

@@ -156,7 +156,14 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
             "its result while ", live_bytes_, " bytes are live; the memory budget is ",
             options_.memory_budget_bytes, " bytes (EvaluatorOptions::memory_budget_bytes)"));
       }
-      auto result = Dispatch(instr, ops);
+      absl::StatusOr<Literal> result = absl::UnknownError("");
+      std::optional<absl::StatusOr<Literal>> compiled;
+      if (options_.compiled) compiled = options_.compiled(instr, ops);
+      if (compiled.has_value()) {
+        result = std::move(*compiled);
+      } else {
+        result = Dispatch(instr, ops);
+      }
       if (!result.ok()) return Annotate(result.status(), instr);
       owned[i] = std::move(*result);
       values[i] = &owned[i];

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -93,6 +94,13 @@ struct EvaluatorOptions {
   std::function<absl::StatusOr<Literal>(const Instruction&, const Literal* sent)> host_transfer;
   // Multi-device runs: this device's ids and collectives. Null: a single device.
   DeviceCollectives* collectives = nullptr;
+  // Compiled code for some instructions (the cpu backend, replay/backends/cpu): asked first for
+  // every instruction the evaluator computes, with the operand values; std::nullopt means it
+  // has no code for that instruction and the evaluator computes it as usual. Control flow,
+  // collectives, host transfers and custom calls stay with the evaluator either way.
+  std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
+                                                       const std::vector<const Literal*>&)>
+      compiled;
 };
 
 // Runs the entry computation on `arguments` (one literal per entry parameter, shapes must be

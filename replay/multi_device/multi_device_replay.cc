@@ -37,7 +37,8 @@ absl::StatusOr<DeviceGrid> ReplayDeviceGrid(const Module& module, const ReplayOp
 absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions& options,
                                       const ReplayInputs& inputs, const DeviceGrid& grid,
                                       const CancelToken* cancel, const ProgressFn& progress,
-                                      ReplayReport* report) {
+                                      ReplayReport* report, const CompiledRun& test,
+                                      const CompiledRun& reference_run) {
   report->num_replicas = grid.num_replicas;
   report->num_partitions = grid.num_partitions;
   std::optional<ArgumentMode> mode;
@@ -118,8 +119,11 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
         return Literal(elided_cache->emplace(&instr, std::move(*l)).first->second);
       };
     }
+    const CompiledRun& compiled = reference ? reference_run : test;
+    if (compiled.make_hook) mo.evaluator.compiled = compiled.make_hook(mo.evaluator.elided_constant);
     auto start = std::chrono::steady_clock::now();
-    auto results = EvaluateOnDevices(module, lists, mo);
+    auto results =
+        EvaluateOnDevices(compiled.module != nullptr ? *compiled.module : module, lists, mo);
     *seconds = Since(start);
     if (!results.ok() && cancelled()) return absl::CancelledError("replay cancelled");
     return results;

@@ -31,10 +31,21 @@ absl::StatusOr<DeviceGrid> ReplayDeviceGrid(const Module& module, const ReplayOp
 // Runs every iteration on `grid` and appends them to `report` (whose compile times and
 // warnings the session has filled). Errors as ReplaySession::Run, plus collective deadlocks
 // and timeouts (see rendezvous.h).
+// A compiled platform's run (the cpu backend): the optimised module that runs in place of the
+// session's, and the evaluator hook that hands instructions to its kernels (given the run's
+// elided-constant source). Empty members: the interpreter runs the session's module.
+struct CompiledRun {
+  const Module* module = nullptr;
+  std::function<decltype(EvaluatorOptions::compiled)(
+      std::function<absl::StatusOr<Literal>(const Instruction&)>)>
+      make_hook;
+};
+
 absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions& options,
                                       const ReplayInputs& inputs, const DeviceGrid& grid,
                                       const CancelToken* cancel, const ProgressFn& progress,
-                                      ReplayReport* report);
+                                      ReplayReport* report, const CompiledRun& test = {},
+                                      const CompiledRun& reference = {});
 
 }  // namespace hlowb
 

@@ -1,6 +1,12 @@
 // Test helpers: HLO text in, literal text out. Run() parses a module, parses each argument
 // ("f32[2] {1, 2}"), evaluates and prints the result with PrintShapedLiteral, or returns
 // "error: <message>".
+//
+// Built with HLOWB_EVAL_TESTS_ON_CPU (the hlowb_evaluator_tests_cpu binary), Run() compiles the
+// module for the cpu platform instead, as given (no passes), so the same expectations check the
+// compiled kernels: every test of the interpreter's semantics is also a test of the cpu backend.
+// Modules the verifier rejects (a few tests give the interpreter inconsistent shapes on
+// purpose) are refused by the compiler, so those still run on the interpreter there.
 #ifndef HLOWB_TESTS_UNIT_EVALUATOR_EVAL_TEST_UTIL_H_
 #define HLOWB_TESTS_UNIT_EVALUATOR_EVAL_TEST_UTIL_H_
 
@@ -10,6 +16,10 @@
 #include "core/text/parser.h"
 #include "core/text/printer.h"
 #include "replay/evaluator/evaluator.h"
+#ifdef HLOWB_EVAL_TESTS_ON_CPU
+#include "core/analysis/verifier.h"
+#include "replay/backends/cpu/cpu_backend.h"
+#endif
 
 namespace hlowb::testing {
 
@@ -39,7 +49,21 @@ inline std::string Run(const std::string& hlo, const std::vector<std::string>& a
     if (!l.ok()) return "argument parse error: " + std::string(l.status().message());
     literals.push_back(std::move(*l));
   }
+#ifdef HLOWB_EVAL_TESTS_ON_CPU
+  if (CountErrors(VerifyModule(**module)) > 0) {
+    auto r = EvaluateModule(**module, literals, options);
+    if (!r.ok()) return "error: " + std::string(r.status().message());
+    return PrintShapedLiteral(*r);
+  }
+  CpuCompileOptions cpu;
+  cpu.run_hlo_passes = false;
+  cpu.opt_level = 1;
+  auto exe = CpuExecutable::Compile(**module, cpu);
+  if (!exe.ok()) return "error: " + std::string(exe.status().message());
+  auto r = (*exe)->Run(literals, options);
+#else
   auto r = EvaluateModule(**module, literals, options);
+#endif
   if (!r.ok()) return "error: " + std::string(r.status().message());
   return PrintShapedLiteral(*r);
 }

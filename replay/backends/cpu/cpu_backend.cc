@@ -1,0 +1,428 @@
+#include "replay/backends/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "core/analysis/verifier.h"
+#include "core/ir/computation.h"
+#include "core/passes/hlo_edit.h"
+#include "core/passes/pipelines.h"
+#include "core/support/strings.h"
+#include "replay/codegen/cpu_jit.h"
+#include "replay/evaluator/constant_evaluator.h"
+
+namespace hlowb {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A fixed pool of worker threads for splitting one kernel's range. One ParallelFor at a time;
+// a caller that finds the pool busy (another device's thread) runs its range itself.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) {
+    for (int k = 1; k < threads; ++k) workers_.emplace_back([this] { Work(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn(begin, end) over [0, n) in `pieces` contiguous parts, boundaries rounded to `align`.
+  void ParallelFor(int64_t n, int pieces, int64_t align,
+                   const std::function<void(int64_t, int64_t)>& fn) {
+    std::unique_lock<std::mutex> busy(call_mu_, std::try_to_lock);
+    if (!busy.owns_lock() || workers_.empty() || pieces <= 1) {
+      fn(0, n);
+      return;
+    }
+    std::vector<int64_t> bounds{0};
+    for (int p = 1; p < pieces; ++p) {
+      int64_t b = n * p / pieces;
+      if (align > 1) b = b / align * align;
+      if (b > bounds.back() && b < n) bounds.push_back(b);
+    }
+    bounds.push_back(n);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      bounds_ = std::move(bounds);
+      next_ = 1;  // piece 0 is the caller's
+      remaining_ = static_cast<int>(bounds_.size()) - 1;
+      ++generation_;
+    }
+    cv_.notify_all();
+    RunPieces(true);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return remaining_ == 0; });
+    fn_ = nullptr;
+  }
+
+ private:
+  // Takes pieces until none are left; the caller starts with piece 0.
+  void RunPieces(bool caller) {
+    for (bool first = caller;; first = false) {
+      int piece;
+      const std::function<void(int64_t, int64_t)>* fn;
+      int64_t b, e;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (first) {
+          piece = 0;
+        } else {
+          if (fn_ == nullptr || next_ >= static_cast<int>(bounds_.size()) - 1) return;
+          piece = next_++;
+        }
+        fn = fn_;
+        b = bounds_[piece];
+        e = bounds_[piece + 1];
+      }
+      (*fn)(b, e);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (--remaining_ == 0) done_cv_.notify_all();
+      }
+    }
+  }
+  void Work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      RunPieces(false);
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex call_mu_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  std::vector<int64_t> bounds_;
+  int next_ = 0;
+  int remaining_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+// Instructions the code generator may take: everything computed elementally. Control flow,
+// tuples, parameters and constants stay with the driver; the emitter refuses the rest itself.
+bool Candidate(const Instruction& h) {
+  switch (h.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kCall:
+    case Opcode::kCustomCall:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kDot:
+    case Opcode::kConvolution:
+      return false;
+    default: break;
+  }
+  if (!h.shape().IsArray() && !(h.opcode() == Opcode::kFusion || h.opcode() == Opcode::kReduce)) {
+    return false;
+  }
+  switch (OpcodeCategoryOf(h.opcode())) {
+    case OpcodeCategory::kCollective:
+    case OpcodeCategory::kAsync: return false;
+    default: return true;
+  }
+}
+
+}  // namespace
+
+CpuTolerance CpuToleranceFor(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF64: return {1e-9, 1e-9};
+    case PrimitiveType::kF32: return {1e-5, 1e-5};
+    case PrimitiveType::kF16: return {1.0 / 1024, 1.0 / 1024};
+    case PrimitiveType::kBF16: return {1.0 / 128, 1.0 / 128};
+    default:
+      if (IsSmallFloat(type)) return {0.25, 0.25};  // f8: one unit in the last place
+      return {0, 0};
+  }
+}
+
+struct CpuExecutable::Impl {
+  std::unique_ptr<Module> module;
+  std::unique_ptr<codegen::CpuJit> jit;
+  std::unordered_map<const Instruction*, codegen::KernelInfo> kernels;
+  CpuCompileStats stats;
+  std::vector<std::pair<std::string, std::string>> not_compiled;
+  std::unique_ptr<ThreadPool> pool;
+};
+
+CpuExecutable::CpuExecutable() : impl_(std::make_unique<Impl>()) {}
+CpuExecutable::~CpuExecutable() = default;
+const Module& CpuExecutable::module() const { return *impl_->module; }
+const CpuCompileStats& CpuExecutable::stats() const { return impl_->stats; }
+const std::vector<std::pair<std::string, std::string>>& CpuExecutable::not_compiled() const {
+  return impl_->not_compiled;
+}
+
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
+    const Module& module, const CpuCompileOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
+  Impl& impl = *exe->impl_;
+  if (!options.run_hlo_passes) {  // CompileModule verifies otherwise
+    std::vector<VerifierDiagnostic> diags = VerifyModule(module);
+    if (int errors = CountErrors(diags); errors > 0) {
+      for (const VerifierDiagnostic& d : diags) {
+        if (d.severity == VerifierDiagnostic::Severity::kError) {
+          return absl::InvalidArgumentError(StrCat("the module does not verify (", errors,
+                                                   " error", errors == 1 ? "" : "s",
+                                                   "); first: ", d.ToString()));
+        }
+      }
+    }
+  }
+  impl.module = CloneModule(module);
+  std::string dump_prefix;
+  if (options.run_hlo_passes) {
+    CompileOptions co;
+    co.platform = "cpu";
+    co.pass_options = options.pass_options;
+    co.dump_options = options.dump_options;
+    co.evaluator = InterpreterConstantEvaluator();
+    co.cancel = options.cancel;
+    absl::StatusOr<CompileResult> r = CompileModule(impl.module.get(), co);
+    if (!r.ok()) return r.status();
+    impl.stats.pass_seconds = r->pass_seconds;
+    impl.stats.dump_files = r->dump_files;
+  }
+  {
+    ModuleDumper dumper(options.dump_options, *impl.module);
+    if (dumper.enabled()) dump_prefix = dumper.file_prefix();
+  }
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  impl.pool = std::make_unique<ThreadPool>(threads);
+
+  codegen::JitOptions jo;
+  jo.opt_level = options.opt_level;
+  jo.cache_dir = options.cache_dir;
+  jo.compile_threads = threads;
+  jo.cancel = options.cancel;
+  if (!dump_prefix.empty()) {
+    jo.dump_dir = options.dump_options.dump_to;
+    jo.dump_prefix = dump_prefix;
+  }
+  auto cg_start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<codegen::CpuJit>> jit = codegen::CpuJit::Create(jo);
+  if (!jit.ok()) return jit.status();
+  impl.jit = std::move(*jit);
+
+  // Computations run by the driver (everything but fused computations); fusion bodies are
+  // compiled through their fusion instruction.
+  std::set<const Computation*> fused;
+  for (const auto& c : impl.module->computations()) {
+    for (const Instruction* h : c->instructions()) {
+      if (h->opcode() == Opcode::kFusion) {
+        for (const Computation* f : h->called_computations()) fused.insert(f);
+      }
+    }
+  }
+  // Computations the driver walks instruction by instruction: the entry and what control flow
+  // calls (while, conditional, call, async). Reducers and other to_apply computations run per
+  // element inside their caller (a kernel, or the interpreter's typed loops), not here.
+  std::vector<const Computation*> driven;
+  {
+    std::set<const Computation*> seen;
+    std::vector<const Computation*> stack;
+    if (impl.module->entry() != nullptr) stack.push_back(impl.module->entry());
+    while (!stack.empty()) {
+      const Computation* c = stack.back();
+      stack.pop_back();
+      if (!seen.insert(c).second) continue;
+      driven.push_back(c);
+      for (const Instruction* h : c->instructions()) {
+        const Opcode op = h->opcode();
+        if (op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall ||
+            op == Opcode::kAsyncStart) {
+          for (const Computation* callee : h->called_computations()) stack.push_back(callee);
+        }
+      }
+    }
+  }
+  std::vector<const Instruction*> candidates;
+  for (const Computation* c : driven) {
+    if (fused.count(c) != 0) continue;
+    for (const Instruction* h : c->instructions()) {
+      if (Candidate(*h)) candidates.push_back(h);
+    }
+  }
+  std::vector<codegen::RefusedInstruction> refused;
+  absl::StatusOr<std::vector<codegen::KernelInfo>> kernels = impl.jit->Compile(candidates, &refused);
+  if (!kernels.ok()) return kernels.status();
+  for (codegen::KernelInfo& k : *kernels) impl.kernels.emplace(k.instruction, std::move(k));
+  // A fusion the generator refused runs its fused computation on the driver: compile that
+  // computation's instructions one by one instead.
+  std::vector<const Instruction*> second;
+  std::vector<codegen::RefusedInstruction> final_refused;
+  for (const codegen::RefusedInstruction& r : refused) {
+    if (r.instruction->opcode() == Opcode::kFusion && !r.instruction->called_computations().empty()) {
+      for (const Instruction* h : r.instruction->called_computations()[0]->instructions()) {
+        if (Candidate(*h)) second.push_back(h);
+      }
+    }
+    final_refused.push_back(r);
+  }
+  if (!second.empty()) {
+    std::vector<codegen::RefusedInstruction> refused2;
+    absl::StatusOr<std::vector<codegen::KernelInfo>> more = impl.jit->Compile(second, &refused2);
+    if (!more.ok()) return more.status();
+    for (codegen::KernelInfo& k : *more) impl.kernels.emplace(k.instruction, std::move(k));
+    for (codegen::RefusedInstruction& r : refused2) final_refused.push_back(std::move(r));
+  }
+  impl.stats.codegen_seconds = Since(cg_start);
+  // What the interpreter computes: refused candidates plus dots and convolutions.
+  for (const auto& c : impl.module->computations()) {
+    for (const Instruction* h : c->instructions()) {
+      if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution ||
+          h->opcode() == Opcode::kCustomCall) {
+        ++impl.stats.interpreted;
+        ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
+      }
+    }
+  }
+  for (const codegen::RefusedInstruction& r : final_refused) {
+    if (r.instruction->opcode() == Opcode::kFusion) continue;  // counted through its body
+    ++impl.stats.interpreted;
+    ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(r.instruction->opcode()))];
+    impl.not_compiled.emplace_back(r.instruction->name(), r.reason);
+  }
+  const codegen::JitStats& js = impl.jit->stats();
+  impl.stats.kernels = static_cast<int64_t>(impl.kernels.size());
+  impl.stats.cache_hits = js.cache_hits;
+  impl.stats.cache_misses = js.cache_misses;
+  impl.stats.corrupt_cache_entries = js.corrupt_cache_entries;
+  if (!jo.dump_dir.empty()) {
+    for (const char* ext : {".ir-no-opt.ll", ".ir-with-opt.ll", ".s"}) {
+      impl.stats.dump_files.push_back(StrCat(jo.dump_dir, "/", jo.dump_prefix, ext));
+    }
+  }
+  impl.stats.total_seconds = Since(start);
+  return exe;
+}
+
+std::string CpuExecutable::Summary() const {
+  const CpuCompileStats& s = impl_->stats;
+  std::string by;
+  std::vector<std::pair<int64_t, std::string>> sorted;
+  for (const auto& [op, n] : s.interpreted_by_opcode) sorted.emplace_back(-n, op);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [n, op] : sorted) StrAppend(&by, by.empty() ? "" : ", ", op, " ", -n);
+  char secs[160];
+  std::snprintf(secs, sizeof secs, "compiled in %.2f s (passes %.2f s, LLVM %.2f s; cache %lld hit%s, %lld miss%s)",
+                s.total_seconds, s.pass_seconds, s.codegen_seconds,
+                static_cast<long long>(s.cache_hits), s.cache_hits == 1 ? "" : "s",
+                static_cast<long long>(s.cache_misses), s.cache_misses == 1 ? "" : "es");
+  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s", "; ", s.interpreted,
+                " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
+                by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
+}
+
+std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
+                                                     const std::vector<const Literal*>&)>
+CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant) const {
+  const Impl* impl = impl_.get();
+  auto constants = std::make_shared<std::unordered_map<const Instruction*, Literal>>();
+  auto constants_mu = std::make_shared<std::mutex>();
+  return [impl, elided_constant, constants, constants_mu](
+             const Instruction& instr,
+             const std::vector<const Literal*>& ops) -> std::optional<absl::StatusOr<Literal>> {
+    auto it = impl->kernels.find(&instr);
+    if (it == impl->kernels.end()) return std::nullopt;
+    const codegen::KernelInfo& k = it->second;
+    std::vector<void*> buffers;
+    buffers.reserve(ops.size() + k.constants.size() + k.num_outputs);
+    for (const Literal* op : ops) {
+      if (!op->shape().IsArray()) return std::nullopt;
+      buffers.push_back(const_cast<uint8_t*>(op->data().data()));
+    }
+    for (const Instruction* c : k.constants) {
+      const Literal* lit = c->literal();
+      if (lit == nullptr) return std::nullopt;
+      if (lit->elided()) {
+        std::lock_guard<std::mutex> lock(*constants_mu);
+        auto f = constants->find(c);
+        if (f == constants->end()) {
+          if (!elided_constant) {
+            return absl::StatusOr<Literal>(absl::FailedPreconditionError(StrCat(
+                "constant %", c->name(), " was elided ({...}) in the input, so its values are "
+                "unknown")));
+          }
+          absl::StatusOr<Literal> v = elided_constant(*c);
+          if (!v.ok()) return absl::StatusOr<Literal>(v.status());
+          f = constants->emplace(c, *std::move(v)).first;
+        }
+        lit = &f->second;
+      }
+      buffers.push_back(const_cast<uint8_t*>(lit->data().data()));
+    }
+    Literal result;
+    std::vector<Literal*> outs;
+    const Shape& shape = instr.shape();
+    if (shape.IsTuple()) {
+      std::vector<Literal> elems;
+      for (const Shape& s : shape.tuple_shapes()) elems.push_back(Literal::Uninitialized(s));
+      result = Literal(shape, /*allocate=*/false);
+      *result.mutable_tuple_elements() = std::move(elems);
+      for (Literal& e : *result.mutable_tuple_elements()) outs.push_back(&e);
+    } else {
+      result = Literal::Uninitialized(shape);
+      outs.push_back(&result);
+    }
+    if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
+    for (Literal* o : outs) buffers.push_back(o->mutable_data()->data());
+    const int64_t n = k.iteration_count;
+    if (n > 0) {
+      const int64_t work = n * k.cost_per_element;
+      const int threads = impl->pool->size();
+      int pieces = 1;
+      if (work >= (int64_t{1} << 15) && threads > 1) {
+        pieces = static_cast<int>(std::min<int64_t>(threads * 4, std::max<int64_t>(1, work >> 14)));
+        pieces = static_cast<int>(std::min<int64_t>(pieces, n));
+      }
+      const int64_t inner = shape.IsArray() && shape.rank() > 0 ? shape.dimensions().back() : 1;
+      const codegen::KernelFn fn = k.fn;
+      void* const* bufs = buffers.data();
+      impl->pool->ParallelFor(n, pieces, inner > 0 && n / std::max<int64_t>(inner, 1) >= pieces ? inner : 1,
+                              [fn, bufs](int64_t b, int64_t e) { fn(bufs, b, e); });
+    }
+    return absl::StatusOr<Literal>(std::move(result));
+  };
+}
+
+absl::StatusOr<Literal> CpuExecutable::Run(const std::vector<Literal>& arguments,
+                                           EvaluatorOptions options) const {
+  options.compiled = Hook(options.elided_constant);
+  return EvaluateModule(*impl_->module, arguments, options);
+}
+
+}  // namespace hlowb

@@ -1,0 +1,125 @@
+// The CPU code generator's public face: HLO instructions in, native kernels out. A kernel
+// computes one instruction of a module (a loop or reduction fusion, or a single elementwise,
+// data-movement or reduce instruction) straight from raw buffers, in the logical row-major
+// element order that Literal stores. Kernels are emitted as LLVM IR (kernel_emitter.cc),
+// optimised for the host CPU at O2 (vectorised, AVX-512 where present), compiled to objects in
+// parallel, cached on disk by content, and linked into an ORC JIT (cpu_jit.cc). LLVM's headers
+// stay inside this folder: nothing here exposes an LLVM type.
+//
+// What a kernel can do is decided by the emitter while emitting: an instruction whose opcode,
+// element type or layout it does not handle is refused with the reason, and the caller computes
+// that instruction some other way (the cpu backend hands it to the interpreter).
+#ifndef HLOWB_REPLAY_CODEGEN_CPU_JIT_H_
+#define HLOWB_REPLAY_CODEGEN_CPU_JIT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/ir/instruction.h"
+#include "core/support/cancel.h"
+
+namespace hlowb::codegen {
+
+// buffers: the instruction's operands in order, then the array constants the kernel reads (see
+// KernelInfo::constants), then one output per array the instruction produces (the leaves of a
+// tuple-shaped result, in order). The kernel computes the linear output elements [begin, end)
+// of its iteration space (KernelInfo::iteration_count); disjoint ranges may run in parallel.
+using KernelFn = void (*)(void* const* buffers, int64_t begin, int64_t end);
+
+struct KernelInfo {
+  const Instruction* instruction = nullptr;
+  std::string function_name;
+  // Array constants inside a fused computation whose data the kernel reads from a buffer.
+  std::vector<const Instruction*> constants;
+  int num_outputs = 1;
+  int64_t iteration_count = 0;
+  // Rough work per output element (instructions, times the reduced elements for reductions),
+  // for deciding how finely to split a kernel across threads.
+  int64_t cost_per_element = 1;
+  KernelFn fn = nullptr;
+};
+
+struct RefusedInstruction {
+  const Instruction* instruction = nullptr;
+  std::string reason;
+};
+
+struct JitOptions {
+  int opt_level = 2;
+  // Objects are cached here by the hash of their unoptimised IR, the LLVM version, the host CPU
+  // and its features, and the optimisation level. Empty: no cache.
+  std::string cache_dir;
+  // When set, every compiled chunk's IR (before and after optimisation) and assembly are written
+  // here as <dump_prefix>.ir-no-opt.ll, .ir-with-opt.ll and .s (chunks after the first get a
+  // .N suffix before the extension), XLA's names for these dumps.
+  std::string dump_dir;
+  std::string dump_prefix = "module";
+  // Compile threads; 0 = one per hardware thread.
+  int compile_threads = 0;
+  // Kernels per LLVM module (the unit of caching and of parallel compilation).
+  int kernels_per_module = 48;
+  const CancelToken* cancel = nullptr;
+};
+
+struct JitStats {
+  int64_t kernels = 0;
+  int64_t modules = 0;
+  int64_t cache_hits = 0;
+  int64_t cache_misses = 0;
+  int64_t corrupt_cache_entries = 0;  // unreadable or failing their checksum; rebuilt
+  double emit_seconds = 0;
+  double optimize_and_codegen_seconds = 0;  // summed over compile threads
+  double link_seconds = 0;
+  double total_seconds = 0;
+};
+
+// Default cache folder: $HLOWB_CACHE_DIR, else $XDG_CACHE_HOME/hlowb/cpu-kernels, else
+// ~/.cache/hlowb/cpu-kernels.
+std::string DefaultKernelCacheDir();
+// "16.0.6", and the host CPU as LLVM names it ("znver4").
+std::string LlvmVersionString();
+std::string HostCpuName();
+
+class CpuJit {
+ public:
+  static absl::StatusOr<std::unique_ptr<CpuJit>> Create(const JitOptions& options);
+  ~CpuJit();
+  CpuJit(const CpuJit&) = delete;
+  CpuJit& operator=(const CpuJit&) = delete;
+
+  // Emits, compiles and links kernels for `instructions` (which must outlive the JIT). Those the
+  // emitter refuses come back in `refused`, and the rest in the result, each with its entry
+  // point. Errors: LLVM failing to compile or link what it was given, Cancelled.
+  absl::StatusOr<std::vector<KernelInfo>> Compile(
+      const std::vector<const Instruction*>& instructions, std::vector<RefusedInstruction>* refused);
+
+  const JitStats& stats() const;
+
+ private:
+  CpuJit();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The unoptimised and optimised LLVM IR the emitter makes for `instructions` (for
+// `hlowb opt --stage=llvm`), with refused instructions listed as comments at the top.
+absl::StatusOr<std::string> EmitLlvmIrText(const std::vector<const Instruction*>& instructions,
+                                           bool optimized);
+
+// Internal: the emitter (kernel_emitter.cc), used by cpu_jit.cc. Emits one LLVM module holding a
+// kernel for every instruction it accepts into `llvm_module` (an llvm::Module*, kept opaque so
+// this header needs no LLVM). `first_index` numbers the kernels' function names.
+struct EmittedKernel {
+  KernelInfo info;
+  int index = 0;  // position in the instruction list given to Compile
+};
+absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
+                         int first_index, std::vector<EmittedKernel>* emitted,
+                         std::vector<RefusedInstruction>* refused);
+
+}  // namespace hlowb::codegen
+
+#endif  // HLOWB_REPLAY_CODEGEN_CPU_JIT_H_

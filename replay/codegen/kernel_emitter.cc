@@ -1,0 +1,1255 @@
+// The elemental emitter: LLVM IR for one HLO instruction (a fusion or a single op) as a loop
+// over its output elements. Every value is produced "elementally": the emitter asks for operand
+// X's element at index I and gets an LLVM value, recursing through the fused computation, so a
+// chain of elementwise and data-movement ops becomes one loop body with no temporaries. Index
+// transforms (broadcast, transpose, reshape, slice, pad, concatenate, reverse, dynamic-slice)
+// map the output index onto operand indices; reductions open an inner loop over the reduced
+// dimensions in row-major order (the interpreter's order, so sums agree bit for bit).
+//
+// Element types: pred (i1 in registers, a byte in memory), s8–s64, u8–u64, f32 and f64 natively;
+// every narrow float (f16, bf16, the f8 variants) is computed in f64 and rounded to its type
+// after each instruction through the runtime's exact converters (runtime_support.cc), which is
+// what the interpreter does. Sub-byte integers and complex types are refused.
+//
+// Semantics follow replay/evaluator/semantics.h (integer division by zero, shifts past the
+// width, NaN-propagating min/max, saturating float-to-int converts, total-order compares);
+// transcendental functions call the C library's, as the interpreter does.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "core/ir/computation.h"
+#include "core/ir/float_types.h"
+#include "core/ir/primitive_type.h"
+#include "core/support/strings.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+#include "replay/codegen/cpu_jit.h"
+
+namespace hlowb::codegen {
+namespace {
+
+using llvm::Value;
+
+bool IsNarrowFloat(PrimitiveType t) {
+  return IsFloatingPoint(t) && t != PrimitiveType::kF32 && t != PrimitiveType::kF64;
+}
+
+bool Supported(PrimitiveType t) {
+  if (t == PrimitiveType::kPred || t == PrimitiveType::kF32 || t == PrimitiveType::kF64) return true;
+  if (IsIntegral(t)) return BitWidth(t) >= 8;
+  if (IsNarrowFloat(t)) return ByteWidth(t) <= 2;
+  return false;
+}
+
+bool DefaultLayout(const Shape& s) {
+  if (!s.has_layout()) return true;
+  const std::vector<int64_t>& m2m = s.layout().minor_to_major;
+  if (m2m.empty()) return true;
+  for (size_t i = 0; i < m2m.size(); ++i) {
+    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
+  }
+  return s.layout().tiles.empty();
+}
+
+absl::Status Refuse(const Instruction& h, const std::string& why) {
+  return absl::UnimplementedError(StrCat("%", h.name(), " (", OpcodeName(h.opcode()), "): ", why));
+}
+
+// A position in an array: its row-major linear offset and its per-dimension coordinates, both
+// computed where the index is made so they dominate every later use.
+struct Index {
+  int id = 0;
+  std::vector<int64_t> dims;
+  Value* linear = nullptr;
+  std::vector<Value*> multi;
+};
+
+class Emitter {
+ public:
+  explicit Emitter(llvm::Module* module) : module_(module), ctx_(module->getContext()), b_(ctx_) {}
+
+  absl::StatusOr<KernelInfo> EmitKernel(const Instruction& instr, const std::string& name);
+
+ private:
+  // Types.
+  llvm::Type* I64() { return b_.getInt64Ty(); }
+  llvm::Type* ComputeType(PrimitiveType t) {
+    if (t == PrimitiveType::kPred) return b_.getInt1Ty();
+    if (IsIntegral(t)) return b_.getIntNTy(BitWidth(t));
+    if (t == PrimitiveType::kF32) return b_.getFloatTy();
+    return b_.getDoubleTy();  // f64 and every narrow float
+  }
+  llvm::Type* StorageType(PrimitiveType t) {
+    if (t == PrimitiveType::kPred) return b_.getInt8Ty();
+    if (IsNarrowFloat(t)) return b_.getIntNTy(8 * ByteWidth(t));
+    return ComputeType(t);
+  }
+  Value* C64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+
+  // Indices.
+  Index MakeFromLinear(const std::vector<int64_t>& dims, Value* linear);
+  Index MakeFromMulti(const std::vector<int64_t>& dims, std::vector<Value*> multi);
+  Index Scalar() { return MakeFromMulti({}, {}); }
+
+  // Loops: [begin, end) in steps of one; the body runs with the builder in the loop body and
+  // may add blocks of its own.
+  absl::Status Loop(Value* begin, Value* end, const std::string& name,
+                    const std::function<absl::Status(Value*)>& body);
+
+  // Values.
+  absl::StatusOr<Value*> Elem(const Instruction& h, const Index& idx);
+  absl::StatusOr<Value*> ElemUncached(const Instruction& h, const Index& idx);
+  absl::StatusOr<std::vector<Value*>> ReduceElems(const Instruction& h, const Index& idx);
+  absl::StatusOr<std::vector<Value*>> CallScalar(const Computation& c,
+                                                 const std::vector<Value*>& args);
+  absl::StatusOr<Value*> Load(const Instruction& h, int buffer, const Index& idx);
+  Value* Store(PrimitiveType t, Value* v, Value* ptr, Value* linear);
+  absl::StatusOr<Value*> ConstantElem(const Instruction& h);
+  absl::StatusOr<Value*> Unary(const Instruction& h, PrimitiveType t, Value* x);
+  absl::StatusOr<Value*> Binary(const Instruction& h, Opcode op, PrimitiveType t, Value* a,
+                                Value* c);
+  absl::StatusOr<Value*> Compare(const Instruction& h, PrimitiveType t, Value* a, Value* c);
+  absl::StatusOr<Value*> Convert(const Instruction& h, PrimitiveType from, PrimitiveType to,
+                                 Value* x);
+  Value* RoundNarrow(PrimitiveType t, Value* v);
+  Value* NanMax(Value* a, Value* c, bool is_float, bool is_signed, bool max);
+  Value* CallMath(const std::string& base, PrimitiveType t, std::vector<Value*> args);
+  Value* TanhF32(Value* x);
+  Value* Intrinsic(llvm::Intrinsic::ID id, Value* x);
+  Value* Clamp(Value* v, int64_t lo, int64_t hi);
+
+  llvm::Module* module_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  // Where operand values come from: buffers (fusion parameters, or the operands of a single op)
+  // and values bound for a scalar computation's parameters.
+  std::map<const Instruction*, int> leaf_buffer_;
+  std::map<const Instruction*, Value*> bound_;
+  std::vector<Value*> buffer_ptrs_;
+  std::vector<const Instruction*> constants_;
+  int next_index_id_ = 1;
+  // Memoised element values, one map per loop scope (values of an inner loop do not dominate
+  // code after it).
+  std::vector<std::map<std::pair<const Instruction*, int>, Value*>> memo_;
+  // Results of variadic reduces (read through get-tuple-element), scoped like memo_.
+  std::vector<std::map<std::pair<const Instruction*, int>, std::vector<Value*>>> multi_memo_;
+  int64_t cost_ = 0;
+};
+
+Index Emitter::MakeFromLinear(const std::vector<int64_t>& dims, Value* linear) {
+  Index idx;
+  idx.id = next_index_id_++;
+  idx.dims = dims;
+  idx.linear = linear;
+  idx.multi.resize(dims.size());
+  Value* rest = linear;
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+    if (dims[d] == 1) {
+      idx.multi[d] = C64(0);
+      continue;
+    }
+    if (d == 0) {
+      idx.multi[d] = rest;
+      break;
+    }
+    idx.multi[d] = b_.CreateURem(rest, C64(dims[d]));
+    rest = b_.CreateUDiv(rest, C64(dims[d]));
+  }
+  return idx;
+}
+
+Index Emitter::MakeFromMulti(const std::vector<int64_t>& dims, std::vector<Value*> multi) {
+  Index idx;
+  idx.id = next_index_id_++;
+  idx.dims = dims;
+  idx.multi = std::move(multi);
+  Value* lin = C64(0);
+  int64_t stride = 1;
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+    if (dims[d] != 1) lin = b_.CreateAdd(lin, b_.CreateMul(idx.multi[d], C64(stride)));
+    stride *= dims[d];
+  }
+  idx.linear = lin;
+  return idx;
+}
+
+absl::Status Emitter::Loop(Value* begin, Value* end, const std::string& name,
+                           const std::function<absl::Status(Value*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, name + ".header", fn_);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx_, name + ".body", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, name + ".exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* iv = b_.CreatePHI(I64(), 2, name + ".iv");
+  iv->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(iv, end), body_bb, exit);
+  b_.SetInsertPoint(body_bb);
+  memo_.emplace_back();
+  multi_memo_.emplace_back();
+  absl::Status st = body(iv);
+  memo_.pop_back();
+  multi_memo_.pop_back();
+  if (!st.ok()) return st;
+  Value* next = b_.CreateAdd(iv, C64(1), name + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+  iv->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+Value* Emitter::Clamp(Value* v, int64_t lo, int64_t hi) {
+  Value* c = b_.CreateSelect(b_.CreateICmpSLT(v, C64(lo)), C64(lo), v);
+  return b_.CreateSelect(b_.CreateICmpSGT(c, C64(hi)), C64(hi), c);
+}
+
+Value* Emitter::Intrinsic(llvm::Intrinsic::ID id, Value* x) {
+  llvm::Function* f = llvm::Intrinsic::getDeclaration(module_, id, {x->getType()});
+  return b_.CreateCall(f, {x});
+}
+
+Value* Emitter::CallMath(const std::string& base, PrimitiveType t, std::vector<Value*> args) {
+  const bool f32 = t == PrimitiveType::kF32;
+  llvm::Type* ft = f32 ? b_.getFloatTy() : b_.getDoubleTy();
+  std::vector<llvm::Type*> params(args.size(), ft);
+  llvm::FunctionCallee callee =
+      module_->getOrInsertFunction(f32 ? base + "f" : base, llvm::FunctionType::get(ft, params, false));
+  llvm::CallInst* call = b_.CreateCall(callee, args);
+  // errno is of no interest: pure calls hoist, and vectorise through the vector math library.
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
+  return call;
+}
+
+// tanh for f32 as a rational function of x (odd numerator of degree 13 over an even
+// denominator of degree 6; Eigen's coefficients), exact to a few ulp and vectorisable. Inputs
+// beyond ±7.905 give ±1, and tiny ones give x itself.
+Value* Emitter::TanhF32(Value* x) {
+  llvm::Type* ty = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
+  Value* clamped = b_.CreateSelect(b_.CreateFCmpOGT(x, c(7.90531110763549805)),
+                                   c(7.90531110763549805), x);
+  clamped = b_.CreateSelect(b_.CreateFCmpOLT(clamped, c(-7.90531110763549805)),
+                            c(-7.90531110763549805), clamped);
+  Value* x2 = b_.CreateFMul(clamped, clamped);
+  auto horner = [&](std::initializer_list<double> coeffs) {
+    Value* acc = nullptr;
+    for (double k : coeffs) acc = acc == nullptr ? c(k) : b_.CreateFAdd(b_.CreateFMul(acc, x2), c(k));
+    return acc;
+  };
+  Value* p = horner({-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                     5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+                     4.89352455891786e-03});
+  p = b_.CreateFMul(p, clamped);
+  Value* q = horner({1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                     4.89352518554385e-03});
+  Value* r = b_.CreateFDiv(p, q);
+  Value* tiny = b_.CreateFCmpOLT(Intrinsic(llvm::Intrinsic::fabs, x), c(0.0004));
+  // NaN stays NaN: the comparisons above are ordered, so a NaN input flows through p / q.
+  return b_.CreateSelect(tiny, x, r);
+}
+
+Value* Emitter::RoundNarrow(PrimitiveType t, Value* v) {
+  if (!IsNarrowFloat(t)) return v;
+  llvm::FunctionCallee callee = module_->getOrInsertFunction(
+      "hlowb_round_through", llvm::FunctionType::get(b_.getDoubleTy(),
+                                                     {b_.getDoubleTy(), b_.getInt32Ty()}, false));
+  llvm::CallInst* call = b_.CreateCall(callee, {v, b_.getInt32(static_cast<int32_t>(t))});
+  call->setDoesNotAccessMemory();
+  call->setDoesNotThrow();
+  return call;
+}
+
+absl::StatusOr<Value*> Emitter::Load(const Instruction& h, int buffer, const Index& idx) {
+  PrimitiveType t = h.shape().element_type();
+  llvm::Type* st = StorageType(t);
+  Value* ptr = b_.CreateInBoundsGEP(st, buffer_ptrs_[buffer], idx.linear);
+  Value* raw = b_.CreateLoad(st, ptr);
+  if (t == PrimitiveType::kPred) return b_.CreateICmpNE(raw, b_.getInt8(0));
+  if (IsNarrowFloat(t)) {
+    llvm::FunctionCallee callee = module_->getOrInsertFunction(
+        "hlowb_narrow_to_f64", llvm::FunctionType::get(b_.getDoubleTy(),
+                                                       {b_.getInt64Ty(), b_.getInt32Ty()}, false));
+    llvm::CallInst* call =
+        b_.CreateCall(callee, {b_.CreateZExt(raw, I64()), b_.getInt32(static_cast<int32_t>(t))});
+    call->setDoesNotAccessMemory();
+    call->setDoesNotThrow();
+    return call;
+  }
+  return raw;
+}
+
+Value* Emitter::Store(PrimitiveType t, Value* v, Value* base, Value* linear) {
+  llvm::Type* st = StorageType(t);
+  Value* ptr = b_.CreateInBoundsGEP(st, base, linear);
+  if (t == PrimitiveType::kPred) {
+    v = b_.CreateZExt(v, b_.getInt8Ty());
+  } else if (IsNarrowFloat(t)) {
+    llvm::FunctionCallee callee = module_->getOrInsertFunction(
+        "hlowb_f64_to_narrow", llvm::FunctionType::get(b_.getInt64Ty(),
+                                                       {b_.getDoubleTy(), b_.getInt32Ty()}, false));
+    llvm::CallInst* call = b_.CreateCall(callee, {v, b_.getInt32(static_cast<int32_t>(t))});
+    call->setDoesNotAccessMemory();
+    call->setDoesNotThrow();
+    v = b_.CreateTrunc(call, st);
+  }
+  return b_.CreateStore(v, ptr);
+}
+
+absl::StatusOr<Value*> Emitter::ConstantElem(const Instruction& h) {
+  const Literal* lit = h.literal();
+  PrimitiveType t = h.shape().element_type();
+  if (lit == nullptr) return Refuse(h, "constant without a literal");
+  if (h.shape().ElementCount() != 1 || lit->elided()) {
+    return Refuse(h, "an array or elided constant outside a fused computation");
+  }
+  uint64_t bits = lit->GetBits(0);
+  if (t == PrimitiveType::kPred) return b_.getInt1(bits != 0);
+  if (IsIntegral(t)) return llvm::ConstantInt::get(ComputeType(t), bits);
+  if (t == PrimitiveType::kF32) {
+    uint32_t b32 = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &b32, sizeof f);
+    return llvm::ConstantFP::get(b_.getFloatTy(), f);
+  }
+  double d = FloatBitsToDouble(t, bits);
+  return llvm::ConstantFP::get(b_.getDoubleTy(), d);
+}
+
+Value* Emitter::NanMax(Value* a, Value* c, bool is_float, bool is_signed, bool max) {
+  if (!is_float) {
+    // std::max(a, b): a < b ? b : a (ties keep lhs); std::min: b < a ? b : a.
+    Value* lt = max ? (is_signed ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c))
+                    : (is_signed ? b_.CreateICmpSLT(c, a) : b_.CreateICmpULT(c, a));
+    return b_.CreateSelect(lt, c, a);
+  }
+  Value* plain = max ? b_.CreateSelect(b_.CreateFCmpOLT(a, c), c, a)
+                     : b_.CreateSelect(b_.CreateFCmpOLT(c, a), c, a);
+  Value* c_nan = b_.CreateFCmpUNO(c, c);
+  Value* a_nan = b_.CreateFCmpUNO(a, a);
+  return b_.CreateSelect(a_nan, a, b_.CreateSelect(c_nan, c, plain));
+}
+
+absl::StatusOr<Value*> Emitter::Unary(const Instruction& h, PrimitiveType t, Value* x) {
+  const Opcode op = h.opcode();
+  if (t == PrimitiveType::kPred) {
+    switch (op) {
+      case Opcode::kNot: return b_.CreateNot(x);
+      case Opcode::kCopy:
+      case Opcode::kAbs: return x;
+      default: return Refuse(h, "not on pred");
+    }
+  }
+  if (IsIntegral(t)) {
+    const bool s = IsSignedIntegral(t);
+    llvm::Type* ty = x->getType();
+    Value* zero = llvm::ConstantInt::get(ty, 0);
+    switch (op) {
+      case Opcode::kCopy: return x;
+      case Opcode::kNegate: return b_.CreateSub(zero, x);
+      case Opcode::kAbs:
+        if (!s) return x;
+        return b_.CreateSelect(b_.CreateICmpSLT(x, zero), b_.CreateSub(zero, x), x);
+      case Opcode::kSign:
+        if (!s) return b_.CreateZExt(b_.CreateICmpNE(x, zero), ty);
+        return b_.CreateSelect(b_.CreateICmpSLT(x, zero), llvm::ConstantInt::get(ty, -1, true),
+                               b_.CreateZExt(b_.CreateICmpSGT(x, zero), ty));
+      case Opcode::kNot: return b_.CreateNot(x);
+      case Opcode::kPopulationCount: return Intrinsic(llvm::Intrinsic::ctpop, x);
+      case Opcode::kClz: {
+        llvm::Function* f = llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::ctlz, {ty});
+        return b_.CreateCall(f, {x, b_.getFalse()});
+      }
+      default: return Refuse(h, StrCat("on ", PrimitiveTypeName(t)));
+    }
+  }
+  // Floats (narrow ones in f64, rounded by the caller).
+  llvm::Type* ty = x->getType();
+  Value* one = llvm::ConstantFP::get(ty, 1.0);
+  const PrimitiveType mt = t == PrimitiveType::kF32 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+  switch (op) {
+    case Opcode::kCopy: return x;
+    case Opcode::kNegate: return b_.CreateFNeg(x);
+    case Opcode::kAbs: return Intrinsic(llvm::Intrinsic::fabs, x);
+    case Opcode::kSign: {
+      Value* keep = b_.CreateFCmpUEQ(x, llvm::ConstantFP::get(ty, 0.0));  // NaN or ±0
+      llvm::Function* cs =
+          llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::copysign, {ty});
+      return b_.CreateSelect(keep, x, b_.CreateCall(cs, {one, x}));
+    }
+    case Opcode::kFloor: return Intrinsic(llvm::Intrinsic::floor, x);
+    case Opcode::kCeil: return Intrinsic(llvm::Intrinsic::ceil, x);
+    case Opcode::kRoundNearestAfz: return Intrinsic(llvm::Intrinsic::round, x);
+    case Opcode::kRoundNearestEven: return Intrinsic(llvm::Intrinsic::roundeven, x);
+    case Opcode::kSqrt: return Intrinsic(llvm::Intrinsic::sqrt, x);
+    case Opcode::kRsqrt: return b_.CreateFDiv(one, Intrinsic(llvm::Intrinsic::sqrt, x));
+    case Opcode::kExp: return Intrinsic(llvm::Intrinsic::exp, x);
+    case Opcode::kExpm1: return CallMath("expm1", mt, {x});
+    case Opcode::kLog: return Intrinsic(llvm::Intrinsic::log, x);
+    case Opcode::kLog1p: return CallMath("log1p", mt, {x});
+    case Opcode::kLogistic:
+      return b_.CreateFDiv(one, b_.CreateFAdd(one, Intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
+    case Opcode::kCbrt: return CallMath("cbrt", mt, {x});
+    case Opcode::kSin: return Intrinsic(llvm::Intrinsic::sin, x);
+    case Opcode::kCos: return Intrinsic(llvm::Intrinsic::cos, x);
+    case Opcode::kTan: return CallMath("tan", mt, {x});
+    case Opcode::kTanh: return t == PrimitiveType::kF32 ? TanhF32(x) : CallMath("tanh", mt, {x});
+    case Opcode::kSinh: return CallMath("sinh", mt, {x});
+    case Opcode::kCosh: return CallMath("cosh", mt, {x});
+    case Opcode::kAsin: return CallMath("asin", mt, {x});
+    case Opcode::kAcos: return CallMath("acos", mt, {x});
+    case Opcode::kAtan: return CallMath("atan", mt, {x});
+    case Opcode::kAsinh: return CallMath("asinh", mt, {x});
+    case Opcode::kAcosh: return CallMath("acosh", mt, {x});
+    case Opcode::kAtanh: return CallMath("atanh", mt, {x});
+    case Opcode::kErf: return CallMath("erf", mt, {x});
+    case Opcode::kIsFinite:
+      return b_.CreateFCmpOLT(Intrinsic(llvm::Intrinsic::fabs, x),
+                              llvm::ConstantFP::getInfinity(ty));
+    default: return Refuse(h, StrCat("on ", PrimitiveTypeName(t)));
+  }
+}
+
+absl::StatusOr<Value*> Emitter::Binary(const Instruction& h, Opcode op, PrimitiveType t, Value* a,
+                                       Value* c) {
+  if (t == PrimitiveType::kPred) {
+    switch (op) {
+      case Opcode::kAnd:
+      case Opcode::kMultiply:
+      case Opcode::kMinimum: return b_.CreateAnd(a, c);
+      case Opcode::kOr:
+      case Opcode::kAdd:
+      case Opcode::kMaximum: return b_.CreateOr(a, c);
+      case Opcode::kXor:
+      case Opcode::kSubtract: return b_.CreateXor(a, c);
+      default: return Refuse(h, "on pred");
+    }
+  }
+  if (IsIntegral(t)) {
+    const bool s = IsSignedIntegral(t);
+    const int bits = BitWidth(t);
+    llvm::Type* ty = a->getType();
+    Value* zero = llvm::ConstantInt::get(ty, 0);
+    Value* all_ones = llvm::ConstantInt::get(ty, -1, true);
+    auto shift_too_far = [&] { return b_.CreateICmpUGE(c, llvm::ConstantInt::get(ty, bits)); };
+    switch (op) {
+      case Opcode::kAdd: return b_.CreateAdd(a, c);
+      case Opcode::kSubtract: return b_.CreateSub(a, c);
+      case Opcode::kMultiply: return b_.CreateMul(a, c);
+      case Opcode::kDivide:
+      case Opcode::kRemainder: {
+        Value* by_zero = b_.CreateICmpEQ(c, zero);
+        Value* overflow = b_.getFalse();
+        if (s) {
+          Value* min = llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(bits));
+          overflow = b_.CreateAnd(b_.CreateICmpEQ(c, all_ones), b_.CreateICmpEQ(a, min));
+        }
+        Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, overflow),
+                                      llvm::ConstantInt::get(ty, 1), c);
+        if (op == Opcode::kDivide) {
+          Value* q = s ? b_.CreateSDiv(a, safe) : b_.CreateUDiv(a, safe);
+          // x / 0 = -1; INT_MIN / -1 = INT_MIN (a / 1 with the safe divisor).
+          return b_.CreateSelect(by_zero, all_ones, q);
+        }
+        Value* r = s ? b_.CreateSRem(a, safe) : b_.CreateURem(a, safe);
+        // x % 0 = x; INT_MIN % -1 = 0 (a % 1).
+        return b_.CreateSelect(by_zero, a, r);
+      }
+      case Opcode::kMaximum: return NanMax(a, c, false, s, true);
+      case Opcode::kMinimum: return NanMax(a, c, false, s, false);
+      case Opcode::kAnd: return b_.CreateAnd(a, c);
+      case Opcode::kOr: return b_.CreateOr(a, c);
+      case Opcode::kXor: return b_.CreateXor(a, c);
+      case Opcode::kShiftLeft:
+        return b_.CreateSelect(shift_too_far(), zero, b_.CreateShl(a, c));
+      case Opcode::kShiftRightLogical:
+        return b_.CreateSelect(shift_too_far(), zero, b_.CreateLShr(a, c));
+      case Opcode::kShiftRightArithmetic:
+        return b_.CreateSelect(shift_too_far(),
+                               b_.CreateSelect(b_.CreateICmpSLT(a, zero), all_ones, zero),
+                               b_.CreateAShr(a, c));
+      case Opcode::kMulhi: {
+        llvm::Type* wide = b_.getIntNTy(2 * bits);
+        Value* wa = s ? b_.CreateSExt(a, wide) : b_.CreateZExt(a, wide);
+        Value* wc = s ? b_.CreateSExt(c, wide) : b_.CreateZExt(c, wide);
+        Value* p = b_.CreateMul(wa, wc);
+        return b_.CreateTrunc(b_.CreateLShr(p, llvm::ConstantInt::get(wide, bits)), ty);
+      }
+      default: return Refuse(h, StrCat(OpcodeName(op), " on ", PrimitiveTypeName(t)));
+    }
+  }
+  const PrimitiveType mt = t == PrimitiveType::kF32 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+  switch (op) {
+    case Opcode::kAdd: return b_.CreateFAdd(a, c);
+    case Opcode::kSubtract: return b_.CreateFSub(a, c);
+    case Opcode::kMultiply: return b_.CreateFMul(a, c);
+    case Opcode::kDivide: return b_.CreateFDiv(a, c);
+    case Opcode::kRemainder: return b_.CreateFRem(a, c);
+    case Opcode::kMaximum: return NanMax(a, c, true, true, true);
+    case Opcode::kMinimum: return NanMax(a, c, true, true, false);
+    case Opcode::kPower: {
+      llvm::Function* f = llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::pow, {a->getType()});
+      return b_.CreateCall(f, {a, c});
+    }
+    case Opcode::kAtan2: return CallMath("atan2", mt, {a, c});
+    default: return Refuse(h, StrCat(OpcodeName(op), " on ", PrimitiveTypeName(t)));
+  }
+}
+
+absl::StatusOr<Value*> Emitter::Compare(const Instruction& h, PrimitiveType t, Value* a,
+                                        Value* c) {
+  const InstructionAttrs& at = h.attrs_or_default();
+  const ComparisonDirection d = at.comparison_direction;
+  if (IsFloatingPoint(t)) {
+    if (at.comparison_type == ComparisonType::kTotalOrder) {
+      // Sign-magnitude bits to a signed key (see TotalOrderKey), compared as integers. Narrow
+      // floats are exact in f64, whose key orders them the same way.
+      const int bits = a->getType()->isFloatTy() ? 32 : 64;
+      llvm::Type* it = b_.getIntNTy(bits);
+      Value* max = llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(bits));
+      auto key = [&](Value* v) {
+        Value* x = b_.CreateBitCast(v, it);
+        return b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(it, 0)),
+                               b_.CreateXor(x, max), x);
+      };
+      a = key(a);
+      c = key(c);
+      t = bits == 32 ? PrimitiveType::kS32 : PrimitiveType::kS64;
+    } else {
+      switch (d) {
+        case ComparisonDirection::kEq: return b_.CreateFCmpOEQ(a, c);
+        case ComparisonDirection::kNe: return b_.CreateFCmpUNE(a, c);
+        case ComparisonDirection::kGe: return b_.CreateFCmpOGE(a, c);
+        case ComparisonDirection::kGt: return b_.CreateFCmpOGT(a, c);
+        case ComparisonDirection::kLe: return b_.CreateFCmpOLE(a, c);
+        case ComparisonDirection::kLt: return b_.CreateFCmpOLT(a, c);
+      }
+      return Refuse(h, "unknown comparison direction");
+    }
+  }
+  bool s = IsSignedIntegral(t);
+  if (at.comparison_type == ComparisonType::kSigned) s = true;
+  if (at.comparison_type == ComparisonType::kUnsigned || t == PrimitiveType::kPred) s = false;
+  switch (d) {
+    case ComparisonDirection::kEq: return b_.CreateICmpEQ(a, c);
+    case ComparisonDirection::kNe: return b_.CreateICmpNE(a, c);
+    case ComparisonDirection::kGe: return s ? b_.CreateICmpSGE(a, c) : b_.CreateICmpUGE(a, c);
+    case ComparisonDirection::kGt: return s ? b_.CreateICmpSGT(a, c) : b_.CreateICmpUGT(a, c);
+    case ComparisonDirection::kLe: return s ? b_.CreateICmpSLE(a, c) : b_.CreateICmpULE(a, c);
+    case ComparisonDirection::kLt: return s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c);
+  }
+  return Refuse(h, "unknown comparison direction");
+}
+
+absl::StatusOr<Value*> Emitter::Convert(const Instruction&, PrimitiveType from,
+                                        PrimitiveType to, Value* x) {
+  llvm::Type* tt = ComputeType(to);
+  if (from == to) return x;
+  if (to == PrimitiveType::kPred) {
+    if (IsFloatingPoint(from)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (from == PrimitiveType::kPred) {
+    if (IsIntegral(to)) return b_.CreateZExt(x, tt);
+    return b_.CreateUIToFP(x, tt);
+  }
+  if (IsIntegral(from) && IsIntegral(to)) {
+    return IsSignedIntegral(from) ? b_.CreateSExtOrTrunc(x, tt) : b_.CreateZExtOrTrunc(x, tt);
+  }
+  if (IsIntegral(from)) {  // to a float
+    Value* v = IsSignedIntegral(from) ? b_.CreateSIToFP(x, tt) : b_.CreateUIToFP(x, tt);
+    return RoundNarrow(to, v);
+  }
+  if (IsIntegral(to)) {  // from a float: truncate, saturate, NaN to 0
+    llvm::Intrinsic::ID id =
+        IsSignedIntegral(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(module_, id, {tt, x->getType()});
+    return b_.CreateCall(f, {x});
+  }
+  // Float to float.
+  Value* v = x;
+  if (v->getType() != tt) v = tt->isDoubleTy() ? b_.CreateFPExt(v, tt) : b_.CreateFPTrunc(v, tt);
+  return RoundNarrow(to, v);
+}
+
+absl::StatusOr<std::vector<Value*>> Emitter::CallScalar(const Computation& c,
+                                                        const std::vector<Value*>& args) {
+  if (static_cast<int>(args.size()) != c.parameter_count()) {
+    return absl::UnimplementedError(StrCat("computation ", c.name(), " takes ",
+                                           c.parameter_count(), " arguments, not ", args.size()));
+  }
+  std::map<const Instruction*, Value*> saved = bound_;
+  for (const Instruction* p : c.instructions()) {
+    if (p->opcode() == Opcode::kParameter) {
+      if (p->parameter_number() < 0 || p->parameter_number() >= static_cast<int64_t>(args.size())) {
+        return Refuse(*p, "parameter number out of range");
+      }
+      bound_[p] = args[p->parameter_number()];
+    }
+  }
+  memo_.emplace_back();
+  multi_memo_.emplace_back();
+  Index scalar = Scalar();
+  std::vector<Value*> out;
+  absl::Status st;
+  const Instruction* root = c.root();
+  if (root == nullptr) {
+    st = absl::UnimplementedError(StrCat("computation ", c.name(), " has no root"));
+  } else if (root->opcode() == Opcode::kTuple) {
+    for (const Instruction* e : root->operands()) {
+      absl::StatusOr<Value*> v = Elem(*e, scalar);
+      if (!v.ok()) {
+        st = v.status();
+        break;
+      }
+      out.push_back(*v);
+    }
+  } else {
+    absl::StatusOr<Value*> v = Elem(*root, scalar);
+    if (v.ok()) {
+      out.push_back(*v);
+    } else {
+      st = v.status();
+    }
+  }
+  memo_.pop_back();
+  multi_memo_.pop_back();
+  bound_ = std::move(saved);
+  if (!st.ok()) return st;
+  return out;
+}
+
+absl::StatusOr<std::vector<Value*>> Emitter::ReduceElems(const Instruction& h, const Index& idx) {
+  const int n = h.operand_count() / 2;
+  if (n < 1 || h.operand_count() != 2 * n || h.called_computations().size() != 1) {
+    return Refuse(h, "malformed reduce");
+  }
+  const Shape& in = h.operand(0)->shape();
+  std::vector<bool> reduced(in.rank(), false);
+  for (int64_t d : h.dimensions()) {
+    if (d < 0 || d >= in.rank()) return Refuse(h, "reduce dimension out of range");
+    reduced[d] = true;
+  }
+  std::vector<int> red_dims;
+  int64_t red_count = 1;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (reduced[d]) {
+      red_dims.push_back(d);
+      red_count *= in.dimension(d);
+    }
+  }
+  cost_ += red_count;
+  // Accumulators live in allocas in the entry block (promoted to registers by mem2reg).
+  std::vector<llvm::AllocaInst*> acc(n);
+  std::vector<PrimitiveType> types(n);
+  {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    for (int k = 0; k < n; ++k) {
+      types[k] = h.operand(n + k)->shape().element_type();
+      if (!Supported(types[k])) return Refuse(h, StrCat("element type ", PrimitiveTypeName(types[k])));
+      acc[k] = entry.CreateAlloca(ComputeType(types[k]));
+    }
+  }
+  Index scalar = Scalar();
+  for (int k = 0; k < n; ++k) {
+    absl::StatusOr<Value*> init = Elem(*h.operand(n + k), scalar);
+    if (!init.ok()) return init.status();
+    b_.CreateStore(*init, acc[k]);
+  }
+  // Nested loops over the reduced dimensions, outermost first (row-major order).
+  std::vector<Value*> in_multi(in.rank(), nullptr);
+  {
+    int kept = 0;
+    for (int d = 0; d < in.rank(); ++d) {
+      if (!reduced[d]) in_multi[d] = idx.multi[kept++];
+    }
+  }
+  std::function<absl::Status(size_t)> nest = [&](size_t level) -> absl::Status {
+    if (level == red_dims.size()) {
+      Index in_idx = MakeFromMulti(in.dimensions(), in_multi);
+      std::vector<Value*> args;
+      for (int k = 0; k < n; ++k) args.push_back(b_.CreateLoad(ComputeType(types[k]), acc[k]));
+      for (int k = 0; k < n; ++k) {
+        absl::StatusOr<Value*> v = Elem(*h.operand(k), in_idx);
+        if (!v.ok()) return v.status();
+        args.push_back(*v);
+      }
+      absl::StatusOr<std::vector<Value*>> r = CallScalar(*h.called_computations()[0], args);
+      if (!r.ok()) return r.status();
+      if (static_cast<int>(r->size()) != n) return Refuse(h, "reducer returns the wrong arity");
+      for (int k = 0; k < n; ++k) {
+        if ((*r)[k]->getType() != ComputeType(types[k])) {
+          return Refuse(h, "reducer result type differs from the accumulator");
+        }
+        b_.CreateStore((*r)[k], acc[k]);
+      }
+      return absl::OkStatus();
+    }
+    int d = red_dims[level];
+    return Loop(C64(0), C64(in.dimension(d)), StrCat("red", level), [&](Value* iv) {
+      in_multi[d] = iv;
+      return nest(level + 1);
+    });
+  };
+  if (absl::Status st = nest(0); !st.ok()) return st;
+  std::vector<Value*> out;
+  for (int k = 0; k < n; ++k) out.push_back(b_.CreateLoad(ComputeType(types[k]), acc[k]));
+  return out;
+}
+
+absl::StatusOr<Value*> Emitter::Elem(const Instruction& h, const Index& idx) {
+  auto bound = bound_.find(&h);
+  if (bound != bound_.end()) return bound->second;
+  auto key = std::make_pair(&h, idx.id);
+  for (auto it = memo_.rbegin(); it != memo_.rend(); ++it) {
+    auto f = it->find(key);
+    if (f != it->end()) return f->second;
+  }
+  absl::StatusOr<Value*> v = ElemUncached(h, idx);
+  if (!v.ok()) return v.status();
+  memo_.back()[key] = *v;
+  ++cost_;
+  return v;
+}
+
+absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& idx) {
+  auto leaf = leaf_buffer_.find(&h);
+  if (leaf != leaf_buffer_.end()) {
+    if (!Supported(h.shape().element_type())) {
+      return Refuse(h, StrCat("element type ", PrimitiveTypeName(h.shape().element_type())));
+    }
+    return Load(h, leaf->second, idx);
+  }
+  const Shape& shape = h.shape();
+  if (!shape.IsArray()) {
+    return Refuse(h, "the result is not an array");
+  }
+  const PrimitiveType t = shape.element_type();
+  if (!Supported(t)) return Refuse(h, StrCat("element type ", PrimitiveTypeName(t)));
+  if (h.opcode() == Opcode::kGetTupleElement && h.operand(0)->opcode() == Opcode::kReduce) {
+    const Instruction& red = *h.operand(0);
+    auto key = std::make_pair(&red, idx.id);
+    const std::vector<Value*>* vals = nullptr;
+    for (auto it = multi_memo_.rbegin(); it != multi_memo_.rend() && vals == nullptr; ++it) {
+      auto f = it->find(key);
+      if (f != it->end()) vals = &f->second;
+    }
+    if (vals == nullptr) {
+      absl::StatusOr<std::vector<Value*>> r = ReduceElems(red, idx);
+      if (!r.ok()) return r.status();
+      vals = &(multi_memo_.back()[key] = *std::move(r));
+    }
+    if (h.tuple_index() < 0 || h.tuple_index() >= static_cast<int64_t>(vals->size())) {
+      return Refuse(h, "tuple index out of range");
+    }
+    return (*vals)[h.tuple_index()];
+  }
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (shape.is_dynamic_dimension(d)) return Refuse(h, "dynamic dimensions");
+  }
+  const Opcode op = h.opcode();
+  auto operand = [&](int i, const Index& at) { return Elem(*h.operand(i), at); };
+  switch (OpcodeCategoryOf(op)) {
+    case OpcodeCategory::kUnary:
+    case OpcodeCategory::kUnaryAccuracy: {
+      if (op == Opcode::kConvert || op == Opcode::kBitcastConvert ||
+          op == Opcode::kReducePrecision || op == Opcode::kReal || op == Opcode::kImag) {
+        break;
+      }
+      PrimitiveType it = h.operand(0)->shape().element_type();
+      if (it != t && op != Opcode::kIsFinite) return Refuse(h, "mixed element types");
+      absl::StatusOr<Value*> x = operand(0, idx);
+      if (!x.ok()) return x.status();
+      absl::StatusOr<Value*> r = Unary(h, it, *x);
+      if (!r.ok()) return r.status();
+      return op == Opcode::kIsFinite ? *r : RoundNarrow(t, *r);
+    }
+    case OpcodeCategory::kBinary: {
+      if (op == Opcode::kCompare || op == Opcode::kComplex) break;
+      if (h.operand(0)->shape().element_type() != t || h.operand(1)->shape().element_type() != t) {
+        return Refuse(h, "mixed element types");
+      }
+      if (IsIntegral(t) && op == Opcode::kPower) return Refuse(h, "integer power");
+      absl::StatusOr<Value*> a = operand(0, idx);
+      if (!a.ok()) return a.status();
+      absl::StatusOr<Value*> c = operand(1, idx);
+      if (!c.ok()) return c.status();
+      absl::StatusOr<Value*> r = Binary(h, op, t, *a, *c);
+      if (!r.ok()) return r.status();
+      return RoundNarrow(t, *r);
+    }
+    default: break;
+  }
+  switch (op) {
+    case Opcode::kParameter: return Refuse(h, "parameter with no buffer");
+    case Opcode::kConstant: return ConstantElem(h);
+    case Opcode::kCompare: {
+      PrimitiveType it = h.operand(0)->shape().element_type();
+      if (!Supported(it)) return Refuse(h, StrCat("element type ", PrimitiveTypeName(it)));
+      absl::StatusOr<Value*> a = operand(0, idx);
+      if (!a.ok()) return a.status();
+      absl::StatusOr<Value*> c = operand(1, idx);
+      if (!c.ok()) return c.status();
+      return Compare(h, it, *a, *c);
+    }
+    case Opcode::kConvert: {
+      PrimitiveType from = h.operand(0)->shape().element_type();
+      if (!Supported(from)) return Refuse(h, StrCat("element type ", PrimitiveTypeName(from)));
+      absl::StatusOr<Value*> x = operand(0, idx);
+      if (!x.ok()) return x.status();
+      return Convert(h, from, t, *x);
+    }
+    case Opcode::kBitcastConvert: {
+      PrimitiveType from = h.operand(0)->shape().element_type();
+      if (from == PrimitiveType::kPred || t == PrimitiveType::kPred || IsNarrowFloat(from) ||
+          IsNarrowFloat(t) || !Supported(from) || BitWidth(from) != BitWidth(t)) {
+        return Refuse(h, "bitcast-convert between these types");
+      }
+      absl::StatusOr<Value*> x = operand(0, idx);
+      if (!x.ok()) return x.status();
+      return b_.CreateBitCast(*x, ComputeType(t));
+    }
+    case Opcode::kSelect: {
+      const Instruction& p = *h.operand(0);
+      absl::StatusOr<Value*> pv = Elem(p, p.shape().rank() == 0 ? Scalar() : idx);
+      if (!pv.ok()) return pv.status();
+      absl::StatusOr<Value*> a = operand(1, idx);
+      if (!a.ok()) return a.status();
+      absl::StatusOr<Value*> c = operand(2, idx);
+      if (!c.ok()) return c.status();
+      return b_.CreateSelect(*pv, *a, *c);
+    }
+    case Opcode::kClamp: {
+      const Instruction& lo = *h.operand(0);
+      const Instruction& hi = *h.operand(2);
+      absl::StatusOr<Value*> lv = Elem(lo, lo.shape().rank() == 0 ? Scalar() : idx);
+      if (!lv.ok()) return lv.status();
+      absl::StatusOr<Value*> x = operand(1, idx);
+      if (!x.ok()) return x.status();
+      absl::StatusOr<Value*> hv = Elem(hi, hi.shape().rank() == 0 ? Scalar() : idx);
+      if (!hv.ok()) return hv.status();
+      const bool fl = IsFloatingPoint(t);
+      const bool s = !fl && IsSignedIntegral(t);
+      if (t == PrimitiveType::kPred) return Refuse(h, "clamp on pred");
+      return NanMax(NanMax(*x, *lv, fl, s, true), *hv, fl, s, false);
+    }
+    case Opcode::kCopy: return operand(0, idx);
+    case Opcode::kReshape:
+    case Opcode::kBitcast: {
+      const Shape& os = h.operand(0)->shape();
+      if (op == Opcode::kBitcast &&
+          (!DefaultLayout(shape) || !DefaultLayout(os) || os.element_type() != t)) {
+        return Refuse(h, "a bitcast that changes layout or type");
+      }
+      if (os.ElementCount() != shape.ElementCount()) return Refuse(h, "element counts differ");
+      return operand(0, MakeFromLinear(os.dimensions(), idx.linear));
+    }
+    case Opcode::kBroadcast: {
+      const Shape& os = h.operand(0)->shape();
+      if (static_cast<int>(h.dimensions().size()) != os.rank()) return Refuse(h, "bad dimensions");
+      std::vector<Value*> m;
+      for (int k = 0; k < os.rank(); ++k) {
+        int64_t d = h.dimensions()[k];
+        if (d < 0 || d >= shape.rank()) return Refuse(h, "bad dimensions");
+        m.push_back(os.dimension(k) == 1 ? C64(0) : idx.multi[d]);
+      }
+      return operand(0, MakeFromMulti(os.dimensions(), m));
+    }
+    case Opcode::kTranspose: {
+      const Shape& os = h.operand(0)->shape();
+      std::vector<Value*> m(os.rank(), nullptr);
+      if (static_cast<int>(h.dimensions().size()) != os.rank()) return Refuse(h, "bad permutation");
+      for (int k = 0; k < shape.rank(); ++k) {
+        int64_t p = h.dimensions()[k];
+        if (p < 0 || p >= os.rank()) return Refuse(h, "bad permutation");
+        m[p] = idx.multi[k];
+      }
+      return operand(0, MakeFromMulti(os.dimensions(), m));
+    }
+    case Opcode::kSlice: {
+      const Shape& os = h.operand(0)->shape();
+      const std::vector<SliceDimension>& sl = h.attrs_or_default().slice;
+      if (static_cast<int>(sl.size()) != os.rank()) return Refuse(h, "bad slice");
+      std::vector<Value*> m;
+      for (int d = 0; d < os.rank(); ++d) {
+        m.push_back(b_.CreateAdd(C64(sl[d].start), b_.CreateMul(idx.multi[d], C64(sl[d].stride))));
+      }
+      return operand(0, MakeFromMulti(os.dimensions(), m));
+    }
+    case Opcode::kReverse: {
+      std::vector<Value*> m = idx.multi;
+      for (int64_t d : h.dimensions()) {
+        if (d < 0 || d >= shape.rank()) return Refuse(h, "bad dimensions");
+        m[d] = b_.CreateSub(C64(shape.dimension(d) - 1), m[d]);
+      }
+      return operand(0, MakeFromMulti(shape.dimensions(), m));
+    }
+    case Opcode::kIota: {
+      int64_t d = h.iota_dimension();
+      if (d < 0 || d >= shape.rank()) return Refuse(h, "bad iota dimension");
+      Value* i = idx.multi[d];
+      if (t == PrimitiveType::kPred) return b_.CreateICmpNE(i, C64(0));
+      if (IsIntegral(t)) return b_.CreateTrunc(i, ComputeType(t));
+      return RoundNarrow(t, b_.CreateSIToFP(i, ComputeType(t)));
+    }
+    case Opcode::kPad: {
+      const Shape& os = h.operand(0)->shape();
+      if (!h.attrs_or_default().padding || static_cast<int>(h.attrs_or_default().padding->size()) != os.rank()) {
+        return Refuse(h, "bad padding");
+      }
+      const PaddingConfig& pc = *h.attrs_or_default().padding;
+      Value* inside = b_.getTrue();
+      std::vector<Value*> m;
+      for (int d = 0; d < os.rank(); ++d) {
+        Value* rel = b_.CreateSub(idx.multi[d], C64(pc[d].low));
+        Value* q = rel;
+        if (pc[d].interior > 0) {
+          Value* relc = b_.CreateSelect(b_.CreateICmpSLT(rel, C64(0)), C64(0), rel);
+          q = b_.CreateUDiv(relc, C64(pc[d].interior + 1));
+          Value* on_grid = b_.CreateICmpEQ(b_.CreateURem(relc, C64(pc[d].interior + 1)), C64(0));
+          inside = b_.CreateAnd(inside, on_grid);
+        }
+        inside = b_.CreateAnd(inside, b_.CreateICmpSGE(rel, C64(0)));
+        inside = b_.CreateAnd(inside, b_.CreateICmpSLT(q, C64(os.dimension(d))));
+        m.push_back(Clamp(q, 0, std::max<int64_t>(0, os.dimension(d) - 1)));
+      }
+      absl::StatusOr<Value*> pv = Elem(*h.operand(1), Scalar());
+      if (!pv.ok()) return pv.status();
+      if (os.ElementCount() == 0) return *pv;
+      absl::StatusOr<Value*> v = operand(0, MakeFromMulti(os.dimensions(), m));
+      if (!v.ok()) return v.status();
+      return b_.CreateSelect(inside, *v, *pv);
+    }
+    case Opcode::kConcatenate: {
+      if (h.dimensions().size() != 1) return Refuse(h, "bad dimension");
+      const int64_t cd = h.dimensions()[0];
+      if (cd < 0 || cd >= shape.rank()) return Refuse(h, "bad dimension");
+      if (h.operand_count() > 64) return Refuse(h, "more than 64 operands");
+      Value* result = nullptr;
+      int64_t offset = 0;
+      for (int k = 0; k < h.operand_count(); ++k) {
+        const Shape& os = h.operand(k)->shape();
+        const int64_t size = os.dimension(static_cast<int>(cd));
+        if (size == 0) continue;
+        std::vector<Value*> m = idx.multi;
+        m[cd] = Clamp(b_.CreateSub(idx.multi[cd], C64(offset)), 0, size - 1);
+        absl::StatusOr<Value*> v = operand(k, MakeFromMulti(os.dimensions(), m));
+        if (!v.ok()) return v.status();
+        result = result == nullptr
+                     ? *v
+                     : b_.CreateSelect(b_.CreateICmpSGE(idx.multi[cd], C64(offset)), *v, result);
+        offset += size;
+      }
+      if (result == nullptr) return Refuse(h, "every operand is empty");
+      return result;
+    }
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice: {
+      const bool update = op == Opcode::kDynamicUpdateSlice;
+      const Shape& os = h.operand(0)->shape();
+      const int first_index = update ? 2 : 1;
+      if (h.operand_count() != first_index + os.rank()) {
+        return Refuse(h, "needs one scalar start index per dimension");
+      }
+      const Shape* us = update ? &h.operand(1)->shape() : nullptr;
+      std::vector<Value*> starts;
+      for (int d = 0; d < os.rank(); ++d) {
+        const Instruction& si = *h.operand(first_index + d);
+        if (si.shape().rank() != 0 || !IsIntegral(si.shape().element_type())) {
+          return Refuse(h, "start indices must be integer scalars");
+        }
+        absl::StatusOr<Value*> s = Elem(si, Scalar());
+        if (!s.ok()) return s.status();
+        Value* s64 = IsSignedIntegral(si.shape().element_type()) ? b_.CreateSExtOrTrunc(*s, I64())
+                                                                  : b_.CreateZExtOrTrunc(*s, I64());
+        int64_t size = update ? us->dimension(d) : shape.dimension(d);
+        starts.push_back(Clamp(s64, 0, std::max<int64_t>(0, os.dimension(d) - size)));
+      }
+      if (!update) {
+        std::vector<Value*> m;
+        for (int d = 0; d < os.rank(); ++d) m.push_back(b_.CreateAdd(starts[d], idx.multi[d]));
+        return operand(0, MakeFromMulti(os.dimensions(), m));
+      }
+      Value* inside = b_.getTrue();
+      std::vector<Value*> m;
+      for (int d = 0; d < os.rank(); ++d) {
+        Value* rel = b_.CreateSub(idx.multi[d], starts[d]);
+        inside = b_.CreateAnd(inside, b_.CreateICmpSGE(rel, C64(0)));
+        inside = b_.CreateAnd(inside, b_.CreateICmpSLT(rel, C64(us->dimension(d))));
+        m.push_back(Clamp(rel, 0, std::max<int64_t>(0, us->dimension(d) - 1)));
+      }
+      absl::StatusOr<Value*> base = operand(0, idx);
+      if (!base.ok()) return base.status();
+      if (us->ElementCount() == 0) return *base;
+      absl::StatusOr<Value*> upd = operand(1, MakeFromMulti(us->dimensions(), m));
+      if (!upd.ok()) return upd.status();
+      return b_.CreateSelect(inside, *upd, *base);
+    }
+    case Opcode::kReduce: {
+      if (h.operand_count() != 2) return Refuse(h, "a variadic reduce outside a tuple");
+      absl::StatusOr<std::vector<Value*>> r = ReduceElems(h, idx);
+      if (!r.ok()) return r.status();
+      return (*r)[0];
+    }
+    case Opcode::kMap: {
+      if (h.called_computations().size() != 1) return Refuse(h, "map without a computation");
+      std::vector<Value*> args;
+      for (int k = 0; k < h.operand_count(); ++k) {
+        absl::StatusOr<Value*> v = operand(k, idx);
+        if (!v.ok()) return v.status();
+        args.push_back(*v);
+      }
+      absl::StatusOr<std::vector<Value*>> r = CallScalar(*h.called_computations()[0], args);
+      if (!r.ok()) return r.status();
+      if (r->size() != 1) return Refuse(h, "map computation returns a tuple");
+      return (*r)[0];
+    }
+    default: break;
+  }
+  return Refuse(h, "no elemental emitter for this opcode");
+}
+
+// Instructions whose output the kernel computes: the root, or the elements of a tuple root.
+absl::Status KernelOutputs(const Instruction& instr, const Instruction*& body_root,
+                           std::vector<const Instruction*>* outputs) {
+  if (instr.opcode() == Opcode::kFusion) {
+    if (instr.called_computations().size() != 1 || instr.called_computations()[0]->root() == nullptr) {
+      return Refuse(instr, "fusion without a fused computation");
+    }
+    body_root = instr.called_computations()[0]->root();
+  } else {
+    body_root = &instr;
+  }
+  if (body_root->opcode() == Opcode::kTuple) {
+    for (const Instruction* e : body_root->operands()) outputs->push_back(e);
+  } else if (body_root->shape().IsTuple()) {
+    if (body_root->opcode() != Opcode::kReduce) return Refuse(*body_root, "tuple-shaped root");
+    outputs->push_back(body_root);  // variadic reduce: every result, in order
+  } else {
+    outputs->push_back(body_root);
+  }
+  if (outputs->empty()) return Refuse(instr, "no outputs");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const std::string& name) {
+  KernelInfo info;
+  info.instruction = &instr;
+  info.function_name = name;
+  const Instruction* body_root = nullptr;
+  std::vector<const Instruction*> outputs;
+  if (absl::Status st = KernelOutputs(instr, body_root, &outputs); !st.ok()) return st;
+  if (instr.opcode() == Opcode::kFusion) {
+    FusionKind kind = instr.attrs_or_default().fusion_kind;
+    if (kind != FusionKind::kLoop && kind != FusionKind::kInput) {
+      return Refuse(instr, "only loop and input (reduction) fusions are compiled");
+    }
+  }
+  // Output arrays and the shared iteration shape.
+  std::vector<PrimitiveType> out_types;
+  std::vector<int64_t> dims;
+  bool first = true;
+  for (const Instruction* o : outputs) {
+    std::vector<const Shape*> arrays;
+    if (o->shape().IsTuple()) {
+      for (const Shape& s : o->shape().tuple_shapes()) arrays.push_back(&s);
+    } else {
+      arrays.push_back(&o->shape());
+    }
+    for (const Shape* s : arrays) {
+      if (!s->IsArray()) return Refuse(instr, "an output is not an array");
+      if (!Supported(s->element_type())) {
+        return Refuse(instr, StrCat("element type ", PrimitiveTypeName(s->element_type())));
+      }
+      if (first) {
+        dims = s->dimensions();
+        first = false;
+      } else if (s->dimensions() != dims) {
+        return Refuse(instr, "outputs of different dimensions");
+      }
+      out_types.push_back(s->element_type());
+    }
+  }
+  // Buffers: operands first.
+  std::vector<const Instruction*> leaves;
+  if (instr.opcode() == Opcode::kFusion) {
+    const Computation& fused = *instr.called_computations()[0];
+    for (const Instruction* p : fused.instructions()) {
+      if (p->opcode() != Opcode::kParameter) continue;
+      if (p->parameter_number() < 0 || p->parameter_number() >= instr.operand_count()) {
+        return Refuse(instr, "fused parameter number out of range");
+      }
+      leaf_buffer_[p] = static_cast<int>(p->parameter_number());
+    }
+    // Array constants read from buffers, after the operands.
+    for (const Instruction* c : fused.instructions()) {
+      if (c->opcode() == Opcode::kConstant && c->shape().IsArray() &&
+          (c->shape().ElementCount() != 1 || (c->literal() != nullptr && c->literal()->elided()))) {
+        leaf_buffer_[c] = instr.operand_count() + static_cast<int>(constants_.size());
+        constants_.push_back(c);
+      }
+    }
+  } else {
+    for (int k = 0; k < instr.operand_count(); ++k) {
+      const Instruction* o = instr.operand(k);
+      if (leaf_buffer_.count(o) == 0) leaf_buffer_[o] = k;
+    }
+  }
+  for (const auto& [leaf, buffer] : leaf_buffer_) {
+    if (!leaf->shape().IsArray()) return Refuse(instr, "a tuple-shaped operand");
+  }
+  const int num_inputs = instr.operand_count() + static_cast<int>(constants_.size());
+  const int num_buffers = num_inputs + static_cast<int>(out_types.size());
+
+  // define void @name(ptr %buffers, i64 %begin, i64 %end): unpacks the buffers and calls the
+  // body, whose pointer parameters are noalias (outputs never alias inputs).
+  llvm::Type* ptr = b_.getPtrTy();
+  std::vector<llvm::Type*> body_params(num_buffers, ptr);
+  body_params.push_back(I64());
+  body_params.push_back(I64());
+  llvm::Function* body = llvm::Function::Create(
+      llvm::FunctionType::get(b_.getVoidTy(), body_params, false),
+      llvm::GlobalValue::InternalLinkage, name + ".body", module_);
+  for (int k = 0; k < num_buffers; ++k) {
+    body->addParamAttr(k, llvm::Attribute::NoAlias);
+    body->addParamAttr(k, llvm::Attribute::NoCapture);
+  }
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::Function* entry = llvm::Function::Create(
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, I64(), I64()}, false),
+      llvm::GlobalValue::ExternalLinkage, name, module_);
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  auto cleanup = [&] {
+    entry->eraseFromParent();
+    body->eraseFromParent();
+  };
+  {
+    llvm::BasicBlock* bb = llvm::BasicBlock::Create(ctx_, "entry", entry);
+    b_.SetInsertPoint(bb);
+    std::vector<Value*> args;
+    for (int k = 0; k < num_buffers; ++k) {
+      args.push_back(b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), k)));
+    }
+    args.push_back(entry->getArg(1));
+    args.push_back(entry->getArg(2));
+    b_.CreateCall(body, args);
+    b_.CreateRetVoid();
+  }
+  fn_ = body;
+  llvm::BasicBlock* bb = llvm::BasicBlock::Create(ctx_, "entry", body);
+  b_.SetInsertPoint(bb);
+  buffer_ptrs_.clear();
+  for (int k = 0; k < num_buffers; ++k) buffer_ptrs_.push_back(body->getArg(k));
+  Value* begin = body->getArg(num_buffers);
+  Value* end = body->getArg(num_buffers + 1);
+  memo_.clear();
+  memo_.emplace_back();
+  multi_memo_.clear();
+  multi_memo_.emplace_back();
+
+  // for (i = begin; i < end;) { row = i / inner; j0 = i % inner; for j in [j0, min(inner,
+  // j0 + end - i)) {...}; i += ... } : the inner loop runs along the last dimension, so loads
+  // and stores there are contiguous and vectorise.
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  const int64_t inner = dims.empty() ? 1 : std::max<int64_t>(1, dims.back());
+  std::vector<int64_t> outer_dims(dims.begin(), dims.empty() ? dims.end() : dims.end() - 1);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "rows.header", body);
+  llvm::BasicBlock* row_body = llvm::BasicBlock::Create(ctx_, "rows.body", body);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "rows.exit", body);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(I64(), 2, "i");
+  i->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), row_body, exit);
+  b_.SetInsertPoint(row_body);
+  Value* row = b_.CreateUDiv(i, C64(inner), "row");
+  Value* j0 = b_.CreateURem(i, C64(inner), "j0");
+  Value* jend = b_.CreateAdd(j0, b_.CreateSub(end, i));
+  jend = b_.CreateSelect(b_.CreateICmpSGT(jend, C64(inner)), C64(inner), jend, "jend");
+  Index row_idx = MakeFromLinear(outer_dims, row);
+  memo_.emplace_back();
+  multi_memo_.emplace_back();
+  absl::Status st = Loop(j0, jend, "col", [&](Value* j) -> absl::Status {
+    std::vector<Value*> m = row_idx.multi;
+    if (!dims.empty()) m.push_back(j);
+    Index idx = MakeFromMulti(dims, m);
+    idx.linear = b_.CreateAdd(b_.CreateMul(row, C64(inner)), j);
+    int out = 0;
+    for (const Instruction* o : outputs) {
+      if (o->shape().IsTuple()) {  // variadic reduce root
+        absl::StatusOr<std::vector<Value*>> r = ReduceElems(*o, idx);
+        if (!r.ok()) return r.status();
+        for (Value* v : *r) {
+          Store(out_types[out], v, buffer_ptrs_[num_inputs + out], idx.linear);
+          ++out;
+        }
+        continue;
+      }
+      absl::StatusOr<Value*> v = Elem(*o, idx);
+      if (!v.ok()) return v.status();
+      Store(out_types[out], *v, buffer_ptrs_[num_inputs + out], idx.linear);
+      ++out;
+    }
+    return absl::OkStatus();
+  });
+  memo_.pop_back();
+  multi_memo_.pop_back();
+  if (!st.ok()) {
+    cleanup();
+    return st;
+  }
+  Value* next = b_.CreateAdd(i, b_.CreateSub(jend, j0));
+  i->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyFunction(*body, &os)) {
+    cleanup();
+    return absl::InternalError(StrCat("the emitter made invalid IR for %", instr.name(), ": ", err));
+  }
+  info.constants = constants_;
+  info.num_outputs = static_cast<int>(out_types.size());
+  info.iteration_count = count;
+  info.cost_per_element = std::max<int64_t>(1, cost_);
+  return info;
+}
+
+}  // namespace
+
+absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
+                         int first_index, std::vector<EmittedKernel>* emitted,
+                         std::vector<RefusedInstruction>* refused) {
+  llvm::Module* module = static_cast<llvm::Module*>(llvm_module);
+  for (size_t k = 0; k < instructions.size(); ++k) {
+    const Instruction& instr = *instructions[k];
+    std::string name = StrCat("hlowb_k", first_index + static_cast<int>(k), "_");
+    for (char c : instr.name()) {
+      name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    }
+    Emitter e(module);
+    absl::StatusOr<KernelInfo> info = e.EmitKernel(instr, name);
+    if (!info.ok()) {
+      if (info.status().code() != absl::StatusCode::kUnimplemented) return info.status();
+      refused->push_back({&instr, std::string(info.status().message())});
+      continue;
+    }
+    emitted->push_back({*std::move(info), first_index + static_cast<int>(k)});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hlowb::codegen

@@ -1,0 +1,158 @@
+// Agreement over the shared XLA corpus: every module the interpreter runs also runs on the cpu
+// platform (the cpu pass pipeline, then LLVM kernels) and agrees with the interpreter: integers
+// and pred bit for bit, floats within CpuToleranceFor(type) (cpu_backend.h states the table).
+// Inputs are the interpreter corpus test's deterministic pattern. Modules whose interpreter run
+// takes longer than a few seconds are left to the benchmark, with a line saying so. Skips, saying
+// why, when the corpus folder is absent.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/analysis/verifier.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+#include "replay/backends/cpu/cpu_backend.h"
+#include "replay/evaluator/evaluator.h"
+#include "tests/unit/evaluator/pattern_literal.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Pattern;
+
+constexpr double kMaxInterpreterSeconds = 3.0;
+
+double ElementAsDouble(const Literal& l, int64_t i) {
+  PrimitiveType t = l.shape().element_type();
+  if (t == PrimitiveType::kF32) return l.data_as<float>()[i];
+  if (t == PrimitiveType::kF64) return l.data_as<double>()[i];
+  return FloatBitsToDouble(t, l.GetBits(i));
+}
+
+// Empty when `got` agrees with `want`; else the first disagreement.
+std::string Disagreement(const Literal& want, const Literal& got, const std::string& where) {
+  if (want.shape().IsTuple()) {
+    if (!got.shape().IsTuple() || got.tuple_elements().size() != want.tuple_elements().size()) {
+      return where + ": tuple arity differs";
+    }
+    for (size_t k = 0; k < want.tuple_elements().size(); ++k) {
+      std::string d = Disagreement(want.tuple_elements()[k], got.tuple_elements()[k],
+                                   where + "{" + std::to_string(k) + "}");
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  if (!want.shape().IsArray()) return "";
+  if (want.shape().element_type() != got.shape().element_type() ||
+      want.element_count() != got.element_count()) {
+    return where + ": shape differs";
+  }
+  const PrimitiveType t = want.shape().element_type();
+  if (!IsFloatingPoint(t)) {
+    if (want.data() != got.data()) {
+      for (int64_t i = 0; i < want.component_count(); ++i) {
+        if (want.GetBits(i) != got.GetBits(i)) {
+          return where + ": element " + std::to_string(i) + " differs (" +
+                 std::to_string(want.GetBits(i)) + " vs " + std::to_string(got.GetBits(i)) + ")";
+        }
+      }
+      return where + ": bytes differ";
+    }
+    return "";
+  }
+  const CpuTolerance tol = CpuToleranceFor(t);
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    double a = ElementAsDouble(want, i), b = ElementAsDouble(got, i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b) continue;
+    if (std::isfinite(a) && std::isfinite(b) &&
+        std::fabs(a - b) <= tol.absolute + tol.relative * std::fabs(a)) {
+      continue;
+    }
+    return where + ": element " + std::to_string(i) + " is " + std::to_string(b) +
+           ", the interpreter says " + std::to_string(a);
+  }
+  return "";
+}
+
+TEST(CpuCorpus, EveryModuleTheInterpreterRunsAgreesOnCpu) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::path root(HLOWB_CORPUS_DIR);
+  if (fs::is_directory(root, ec)) {
+    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
+      std::string ext = entry.path().extension().string();
+      if (entry.is_regular_file() && (ext == ".hlo" || ext == ".txt")) {
+        files.push_back(entry.path().string());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
+
+  EvaluatorOptions options;
+  options.memory_budget_bytes = uint64_t{2} << 30;
+  options.elided_constant = [](const Instruction& instr) -> absl::StatusOr<Literal> {
+    return Pattern(instr.shape(), 1);
+  };
+  CpuCompileOptions cpu;
+  cpu.cache_dir = "";  // every module compiles from scratch here
+  int agreed = 0, total = 0, slow = 0;
+  int64_t kernels = 0, interpreted = 0;
+  double compile_seconds = 0;
+  std::string report;
+  for (const std::string& path : files) {
+    auto text = ReadFileToString(path);
+    ASSERT_TRUE(text.ok()) << path;
+    std::vector<std::string_view> parts = SplitInputFile(*text);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      std::string label = fs::path(path).filename().string() +
+                          (parts.size() > 1 ? "#" + std::to_string(p) : "");
+      auto module = ParseModule(parts[p]);
+      if (!module.ok() || (*module)->entry() == nullptr) continue;
+      if (CountErrors(VerifyModule(**module)) > 0) continue;
+      const Computation* entry = (*module)->entry();
+      std::vector<Literal> args;
+      for (int i = 0; i < entry->parameter_count(); ++i) {
+        args.push_back(Pattern(entry->parameter(i)->shape(), i));
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      auto want = EvaluateModule(**module, args, options);
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!want.ok()) continue;  // the interpreter's own test reports what it cannot run
+      if (secs > kMaxInterpreterSeconds) {
+        ++slow;
+        report += "  " + label + ": left to the benchmark (interpreter " + std::to_string(secs) +
+                  " s)\n";
+        continue;
+      }
+      ++total;
+      auto exe = CpuExecutable::Compile(**module, cpu);
+      ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
+      kernels += (*exe)->stats().kernels;
+      interpreted += (*exe)->stats().interpreted;
+      compile_seconds += (*exe)->stats().total_seconds;
+      auto got = (*exe)->Run(args, options);
+      ASSERT_TRUE(got.ok()) << label << ": " << got.status();
+      std::string d = Disagreement(*want, *got, "result");
+      EXPECT_TRUE(d.empty()) << label << ": " << d << "\n  " << (*exe)->Summary();
+      if (d.empty()) ++agreed;
+    }
+  }
+  std::cout << "cpu corpus: " << agreed << " of " << total << " modules agree with the "
+            << "interpreter; " << kernels << " kernels, " << interpreted
+            << " instructions on the interpreter; compile " << compile_seconds << " s; " << slow
+            << " left to the benchmark\n"
+            << report;
+  EXPECT_GT(total, 50);
+  EXPECT_GT(kernels, 0);
+}
+
+}  // namespace
+}  // namespace hlowb
