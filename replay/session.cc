@@ -301,7 +301,9 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
         p.loop_iteration = e.loop_iteration;
         p.iteration = iteration;
         p.reference = reference;
-        if (e.result != nullptr) p.statistics = ComputeStatistics(*e.result);
+        if (e.result != nullptr && options_.instruction_statistics) {
+          p.statistics = ComputeStatistics(*e.result);
+        }
         p.value = e.result;
         options_.on_instruction(p);
       };

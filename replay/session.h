@@ -95,6 +95,8 @@ struct ReplayOptions {
   HostTransferMode host_transfers = HostTransferMode::kError;
   // Statistics of every instruction's result cost a pass over it; only when set.
   std::function<void(const InstructionProfile&)> on_instruction;
+  // Whether on_instruction's events carry the result's statistics (false: timing only).
+  bool instruction_statistics = true;
   // Computes custom-call instructions (see plugins/api/custom_call_registry.h); unset: a custom
   // call stops the replay with Unimplemented naming its target.
   CustomCallHook custom_call;

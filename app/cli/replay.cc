@@ -6,6 +6,8 @@
 // module failed to load or run or a comparison failed, 2 for usage errors.
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <iostream>
 
 #include "app/cli/cli.h"
@@ -30,7 +32,7 @@ constexpr char kUsage[] =
     "         [--use_large_float_range]\n"
     "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
     "         [--xla_dump_to=DIR] [--xla_cpu_enable_kernel_cache=true|false]\n"
-    "         [--xla_cpu_kernel_cache_dir=DIR]\n"
+    "         [--xla_cpu_kernel_cache_dir=DIR] [--profile=N]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
     "evaluator; also 'reference'), cpu (compiled for this machine: the cpu pass pipeline, then\n"
     "LLVM kernels, with the interpreter computing what the kernels do not cover; also 'host'),\n"
@@ -39,6 +41,8 @@ constexpr char kUsage[] =
     "platform the result is compared with the one a snapshot or literals file carries, if any.\n"
     "cpu compiles are cached on disk (default ~/.cache/hlowb/cpu-kernels); --xla_dump_to writes\n"
     "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s.\n"
+    "--profile=N prints the N instructions that took longest on the test platform (cpu: the\n"
+    "module after its passes).\n"
     "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n"
     "Devices: the module's replica_count x num_partitions unless --num_replicas /\n"
     "--num_partitions say otherwise; several devices run as threads with real collectives\n"
@@ -153,7 +157,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
                   "num_replicas", "num_partitions", "hlo_argument_mode",
                   "custom_call_fallback", "host_transfers", "module", "xla_dump_to",
-                  "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir"},
+                  "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "profile"},
                  &args, &error) ||
       args.positional.empty()) {
     std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
@@ -187,6 +191,16 @@ int RunReplay(const std::vector<std::string>& argv_in) {
     }
   }
   options.cpu.dump_options.dump_to = args.Get("xla_dump_to", "");
+  int profile_rows = 0;
+  if (args.Has("profile")) {
+    try {
+      size_t used = 0;
+      profile_rows = std::stoi(args.Get("profile"), &used);
+      if (used != args.Get("profile").size() || profile_rows < 1) throw 0;
+    } catch (...) {
+      return usage_error("--profile must be a positive number of rows");
+    }
+  }
   try {
     if (args.Has("iterations")) {
       size_t used = 0;
@@ -300,7 +314,41 @@ int RunReplay(const std::vector<std::string>& argv_in) {
         exit_code = std::max(exit_code, tools.exit_code);
         continue;
       }
-      ReplaySession session(*om.module, options, std::move(inputs));
+      // --profile=N: wall time per instruction of the test platform's runs (nested
+      // instructions are counted on their own and inside their caller).
+      struct ProfileRow {
+        double seconds = 0;
+        int64_t count = 0;
+        bool entry = false;
+        std::string what;
+      };
+      std::map<const Instruction*, ProfileRow> profile;
+      std::mutex profile_mu;
+      ReplayOptions run_options = options;
+      if (profile_rows > 0) {
+        run_options.instruction_statistics = false;
+        run_options.on_instruction = [&profile, &profile_mu](const InstructionProfile& p) {
+          if (p.reference || p.instruction == nullptr) return;
+          std::lock_guard<std::mutex> lock(profile_mu);
+          ProfileRow& row = profile[p.instruction];
+          row.seconds += p.seconds;
+          if (row.count++ == 0) {  // the instruction may not outlive the run (cpu's module)
+            const Instruction* instr = p.instruction;
+            std::string what(OpcodeName(instr->opcode()));
+            if (instr->opcode() == Opcode::kFusion && !instr->called_computations().empty() &&
+                instr->called_computations()[0]->root() != nullptr) {
+              what = StrCat("fusion, root ",
+                            OpcodeName(instr->called_computations()[0]->root()->opcode()));
+            }
+            const bool entry = instr->parent() != nullptr && instr->parent()->is_entry();
+            row.entry = entry;
+            row.what = StrCat("%", instr->name(), " (", what, ", ",
+                              PrintShape(instr->shape(), false), ") in ",
+                              instr->parent() != nullptr ? instr->parent()->name() : "?");
+          }
+        };
+      }
+      ReplaySession session(*om.module, run_options, std::move(inputs));
       std::cout << om.label << ": module " << om.module->name() << "\n";
       std::cout << "  platform: " << options.platform << ", reference platform: "
                 << (options.reference_platform.empty() ? "none" : options.reference_platform)
@@ -334,6 +382,22 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   << report->num_replicas << " replica" << (report->num_replicas == 1 ? "" : "s")
                   << " x " << report->num_partitions << " partition"
                   << (report->num_partitions == 1 ? "" : "s") << "), one thread each\n";
+      }
+      if (profile_rows > 0) {
+        std::vector<std::pair<double, const ProfileRow*>> rows;
+        double total = 0;
+        for (const auto& [instr, row] : profile) {
+          rows.emplace_back(-row.seconds, &row);
+          if (row.entry) total += row.seconds;
+        }
+        std::sort(rows.begin(), rows.end());
+        std::cout << "  profile (" << options.platform << ", all iterations; entry total "
+                  << Ms(total) << "):\n";
+        for (size_t k = 0; k < rows.size() && static_cast<int>(k) < profile_rows; ++k) {
+          const ProfileRow& row = *rows[k].second;
+          std::cout << "    " << Ms(-rows[k].first) << "  " << row.what
+                    << (row.count > 1 ? StrCat(" x", row.count) : std::string()) << "\n";
+        }
       }
       for (size_t i = 0; i < report->iterations.size(); ++i) {
         const ReplayIteration& it = report->iterations[i];

@@ -42,6 +42,11 @@ bool IsNarrowFloat(PrimitiveType t) {
   return IsFloatingPoint(t) && t != PrimitiveType::kF32 && t != PrimitiveType::kF64;
 }
 
+// bf16 and f16 compute in f32: for +, -, *, / and sqrt, rounding the f32 result to the narrow
+// type gives the correctly rounded result (f32 has at least 2p+2 bits for both), which is what
+// the interpreter gets by computing in f64; and the conversions are a few vector instructions.
+bool IsF32Narrow(PrimitiveType t) { return t == PrimitiveType::kBF16 || t == PrimitiveType::kF16; }
+
 bool Supported(PrimitiveType t) {
   if (t == PrimitiveType::kPred || t == PrimitiveType::kF32 || t == PrimitiveType::kF64) return true;
   if (IsIntegral(t)) return BitWidth(t) >= 8;
@@ -84,8 +89,8 @@ class Emitter {
   llvm::Type* ComputeType(PrimitiveType t) {
     if (t == PrimitiveType::kPred) return b_.getInt1Ty();
     if (IsIntegral(t)) return b_.getIntNTy(BitWidth(t));
-    if (t == PrimitiveType::kF32) return b_.getFloatTy();
-    return b_.getDoubleTy();  // f64 and every narrow float
+    if (t == PrimitiveType::kF32 || IsF32Narrow(t)) return b_.getFloatTy();
+    return b_.getDoubleTy();  // f64 and the f8 types
   }
   llvm::Type* StorageType(PrimitiveType t) {
     if (t == PrimitiveType::kPred) return b_.getInt8Ty();
@@ -120,11 +125,22 @@ class Emitter {
   absl::StatusOr<Value*> Convert(const Instruction& h, PrimitiveType from, PrimitiveType to,
                                  Value* x);
   Value* RoundNarrow(PrimitiveType t, Value* v);
+  // Narrow storage bits (zero-extended to i64 or the storage width) to the compute value, and
+  // back; and an f64 to a narrow type with one rounding.
+  Value* FromNarrowBits(PrimitiveType t, Value* raw);
+  Value* ToNarrowBits(PrimitiveType t, Value* v);
+  Value* NarrowFromF64(PrimitiveType t, Value* d);
+  Value* HelperCall(const char* name, llvm::Type* ret, std::vector<Value*> args);
   Value* NanMax(Value* a, Value* c, bool is_float, bool is_signed, bool max);
   Value* CallMath(const std::string& base, PrimitiveType t, std::vector<Value*> args);
   Value* TanhF32(Value* x);
   Value* Intrinsic(llvm::Intrinsic::ID id, Value* x);
   Value* Clamp(Value* v, int64_t lo, int64_t hi);
+  absl::Status OutputRange(Value* begin, Value* end, const std::vector<int64_t>& dims,
+                           const std::function<absl::Status(const Index&)>& body);
+  const Instruction* ColumnReduction(const std::vector<const Instruction*>& outputs);
+  absl::Status EmitColumnReduction(const Instruction& r, PrimitiveType out_type, Value* out,
+                                   Value* begin, Value* end);
 
   llvm::Module* module_;
   llvm::LLVMContext& ctx_;
@@ -258,15 +274,59 @@ Value* Emitter::TanhF32(Value* x) {
   return b_.CreateSelect(tiny, x, r);
 }
 
-Value* Emitter::RoundNarrow(PrimitiveType t, Value* v) {
-  if (!IsNarrowFloat(t)) return v;
-  llvm::FunctionCallee callee = module_->getOrInsertFunction(
-      "hlowb_round_through", llvm::FunctionType::get(b_.getDoubleTy(),
-                                                     {b_.getDoubleTy(), b_.getInt32Ty()}, false));
-  llvm::CallInst* call = b_.CreateCall(callee, {v, b_.getInt32(static_cast<int32_t>(t))});
+Value* Emitter::HelperCall(const char* name, llvm::Type* ret, std::vector<Value*> args) {
+  std::vector<llvm::Type*> types;
+  for (Value* a : args) types.push_back(a->getType());
+  llvm::FunctionCallee callee =
+      module_->getOrInsertFunction(name, llvm::FunctionType::get(ret, types, false));
+  llvm::CallInst* call = b_.CreateCall(callee, args);
   call->setDoesNotAccessMemory();
   call->setDoesNotThrow();
   return call;
+}
+
+Value* Emitter::FromNarrowBits(PrimitiveType t, Value* raw) {
+  if (t == PrimitiveType::kBF16) {
+    Value* wide = b_.CreateShl(b_.CreateZExtOrTrunc(raw, b_.getInt32Ty()), 16);
+    return b_.CreateBitCast(wide, b_.getFloatTy());
+  }
+  if (t == PrimitiveType::kF16) {
+    Value* h = b_.CreateBitCast(b_.CreateZExtOrTrunc(raw, b_.getInt16Ty()), b_.getHalfTy());
+    return b_.CreateFPExt(h, b_.getFloatTy());
+  }
+  return HelperCall("hlowb_narrow_to_f64", b_.getDoubleTy(),
+                    {b_.CreateZExtOrTrunc(raw, I64()), b_.getInt32(static_cast<int32_t>(t))});
+}
+
+Value* Emitter::ToNarrowBits(PrimitiveType t, Value* v) {
+  if (t == PrimitiveType::kBF16) {
+    // Round to nearest even on the f32 bits; NaNs stay NaN (quiet, sign kept).
+    Value* bits = b_.CreateBitCast(v, b_.getInt32Ty());
+    Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
+    Value* rounded = b_.CreateAdd(bits, b_.CreateAdd(b_.getInt32(0x7fff), lsb));
+    Value* nan = b_.CreateOr(bits, b_.getInt32(0x400000));
+    Value* out = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan, rounded);
+    return b_.CreateTrunc(b_.CreateLShr(out, 16), b_.getInt16Ty());
+  }
+  if (t == PrimitiveType::kF16) {
+    return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+  }
+  return b_.CreateTrunc(HelperCall("hlowb_f64_to_narrow", b_.getInt64Ty(),
+                                   {v, b_.getInt32(static_cast<int32_t>(t))}),
+                        StorageType(t));
+}
+
+Value* Emitter::NarrowFromF64(PrimitiveType t, Value* d) {
+  Value* bits = HelperCall("hlowb_f64_to_narrow", b_.getInt64Ty(),
+                           {d, b_.getInt32(static_cast<int32_t>(t))});
+  return FromNarrowBits(t, bits);
+}
+
+Value* Emitter::RoundNarrow(PrimitiveType t, Value* v) {
+  if (!IsNarrowFloat(t)) return v;
+  if (IsF32Narrow(t)) return FromNarrowBits(t, ToNarrowBits(t, v));
+  return HelperCall("hlowb_round_through", b_.getDoubleTy(),
+                    {v, b_.getInt32(static_cast<int32_t>(t))});
 }
 
 absl::StatusOr<Value*> Emitter::Load(const Instruction& h, int buffer, const Index& idx) {
@@ -275,16 +335,7 @@ absl::StatusOr<Value*> Emitter::Load(const Instruction& h, int buffer, const Ind
   Value* ptr = b_.CreateInBoundsGEP(st, buffer_ptrs_[buffer], idx.linear);
   Value* raw = b_.CreateLoad(st, ptr);
   if (t == PrimitiveType::kPred) return b_.CreateICmpNE(raw, b_.getInt8(0));
-  if (IsNarrowFloat(t)) {
-    llvm::FunctionCallee callee = module_->getOrInsertFunction(
-        "hlowb_narrow_to_f64", llvm::FunctionType::get(b_.getDoubleTy(),
-                                                       {b_.getInt64Ty(), b_.getInt32Ty()}, false));
-    llvm::CallInst* call =
-        b_.CreateCall(callee, {b_.CreateZExt(raw, I64()), b_.getInt32(static_cast<int32_t>(t))});
-    call->setDoesNotAccessMemory();
-    call->setDoesNotThrow();
-    return call;
-  }
+  if (IsNarrowFloat(t)) return FromNarrowBits(t, raw);
   return raw;
 }
 
@@ -294,13 +345,7 @@ Value* Emitter::Store(PrimitiveType t, Value* v, Value* base, Value* linear) {
   if (t == PrimitiveType::kPred) {
     v = b_.CreateZExt(v, b_.getInt8Ty());
   } else if (IsNarrowFloat(t)) {
-    llvm::FunctionCallee callee = module_->getOrInsertFunction(
-        "hlowb_f64_to_narrow", llvm::FunctionType::get(b_.getInt64Ty(),
-                                                       {b_.getDoubleTy(), b_.getInt32Ty()}, false));
-    llvm::CallInst* call = b_.CreateCall(callee, {v, b_.getInt32(static_cast<int32_t>(t))});
-    call->setDoesNotAccessMemory();
-    call->setDoesNotThrow();
-    v = b_.CreateTrunc(call, st);
+    v = ToNarrowBits(t, v);
   }
   return b_.CreateStore(v, ptr);
 }
@@ -322,7 +367,7 @@ absl::StatusOr<Value*> Emitter::ConstantElem(const Instruction& h) {
     return llvm::ConstantFP::get(b_.getFloatTy(), f);
   }
   double d = FloatBitsToDouble(t, bits);
-  return llvm::ConstantFP::get(b_.getDoubleTy(), d);
+  return llvm::ConstantFP::get(ComputeType(t), d);
 }
 
 Value* Emitter::NanMax(Value* a, Value* c, bool is_float, bool is_signed, bool max) {
@@ -375,7 +420,7 @@ absl::StatusOr<Value*> Emitter::Unary(const Instruction& h, PrimitiveType t, Val
   // Floats (narrow ones in f64, rounded by the caller).
   llvm::Type* ty = x->getType();
   Value* one = llvm::ConstantFP::get(ty, 1.0);
-  const PrimitiveType mt = t == PrimitiveType::kF32 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+  const PrimitiveType mt = ty->isFloatTy() ? PrimitiveType::kF32 : PrimitiveType::kF64;
   switch (op) {
     case Opcode::kCopy: return x;
     case Opcode::kNegate: return b_.CreateFNeg(x);
@@ -402,7 +447,7 @@ absl::StatusOr<Value*> Emitter::Unary(const Instruction& h, PrimitiveType t, Val
     case Opcode::kSin: return Intrinsic(llvm::Intrinsic::sin, x);
     case Opcode::kCos: return Intrinsic(llvm::Intrinsic::cos, x);
     case Opcode::kTan: return CallMath("tan", mt, {x});
-    case Opcode::kTanh: return t == PrimitiveType::kF32 ? TanhF32(x) : CallMath("tanh", mt, {x});
+    case Opcode::kTanh: return ty->isFloatTy() ? TanhF32(x) : CallMath("tanh", mt, {x});
     case Opcode::kSinh: return CallMath("sinh", mt, {x});
     case Opcode::kCosh: return CallMath("cosh", mt, {x});
     case Opcode::kAsin: return CallMath("asin", mt, {x});
@@ -487,7 +532,7 @@ absl::StatusOr<Value*> Emitter::Binary(const Instruction& h, Opcode op, Primitiv
       default: return Refuse(h, StrCat(OpcodeName(op), " on ", PrimitiveTypeName(t)));
     }
   }
-  const PrimitiveType mt = t == PrimitiveType::kF32 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+  const PrimitiveType mt = a->getType()->isFloatTy() ? PrimitiveType::kF32 : PrimitiveType::kF64;
   switch (op) {
     case Opcode::kAdd: return b_.CreateFAdd(a, c);
     case Opcode::kSubtract: return b_.CreateFSub(a, c);
@@ -566,6 +611,11 @@ absl::StatusOr<Value*> Emitter::Convert(const Instruction&, PrimitiveType from,
     return IsSignedIntegral(from) ? b_.CreateSExtOrTrunc(x, tt) : b_.CreateZExtOrTrunc(x, tt);
   }
   if (IsIntegral(from)) {  // to a float
+    if (IsF32Narrow(to) && BitWidth(from) > 16) {  // exact in f64, then one rounding
+      Value* d = IsSignedIntegral(from) ? b_.CreateSIToFP(x, b_.getDoubleTy())
+                                        : b_.CreateUIToFP(x, b_.getDoubleTy());
+      return NarrowFromF64(to, d);
+    }
     Value* v = IsSignedIntegral(from) ? b_.CreateSIToFP(x, tt) : b_.CreateUIToFP(x, tt);
     return RoundNarrow(to, v);
   }
@@ -576,6 +626,7 @@ absl::StatusOr<Value*> Emitter::Convert(const Instruction&, PrimitiveType from,
     return b_.CreateCall(f, {x});
   }
   // Float to float.
+  if (IsF32Narrow(to) && x->getType()->isDoubleTy()) return NarrowFromF64(to, x);
   Value* v = x;
   if (v->getType() != tt) v = tt->isDoubleTy() ? b_.CreateFPExt(v, tt) : b_.CreateFPTrunc(v, tt);
   return RoundNarrow(to, v);
@@ -1018,6 +1069,129 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
   return Refuse(h, "no elemental emitter for this opcode");
 }
 
+// for (i = begin; i < end;) { row = i / inner; j0 = i % inner; for j in [j0, min(inner,
+// j0 + end - i)) body(index of row, j); i += ... }: the inner loop runs along the last
+// dimension, so loads and stores there are contiguous and vectorise.
+absl::Status Emitter::OutputRange(Value* begin, Value* end, const std::vector<int64_t>& dims,
+                                  const std::function<absl::Status(const Index&)>& body) {
+  const int64_t inner = dims.empty() ? 1 : std::max<int64_t>(1, dims.back());
+  std::vector<int64_t> outer_dims(dims.begin(), dims.empty() ? dims.end() : dims.end() - 1);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "rows.header", fn_);
+  llvm::BasicBlock* row_body = llvm::BasicBlock::Create(ctx_, "rows.body", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "rows.exit", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(I64(), 2, "i");
+  i->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), row_body, exit);
+  b_.SetInsertPoint(row_body);
+  Value* row = b_.CreateUDiv(i, C64(inner), "row");
+  Value* j0 = b_.CreateURem(i, C64(inner), "j0");
+  Value* jend = b_.CreateAdd(j0, b_.CreateSub(end, i));
+  jend = b_.CreateSelect(b_.CreateICmpSGT(jend, C64(inner)), C64(inner), jend, "jend");
+  Index row_idx = MakeFromLinear(outer_dims, row);
+  memo_.emplace_back();
+  multi_memo_.emplace_back();
+  absl::Status st = Loop(j0, jend, "col", [&](Value* j) -> absl::Status {
+    std::vector<Value*> m = row_idx.multi;
+    if (!dims.empty()) m.push_back(j);
+    Index idx = MakeFromMulti(dims, m);
+    idx.linear = b_.CreateAdd(b_.CreateMul(row, C64(inner)), j);
+    return body(idx);
+  });
+  memo_.pop_back();
+  multi_memo_.pop_back();
+  if (!st.ok()) return st;
+  Value* next = b_.CreateAdd(i, b_.CreateSub(jend, j0));
+  i->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+// A kernel whose only output is a one-input reduce that keeps the input's last dimension
+// (a column reduction): computed with the reduced dimensions outside and the outputs inside,
+// accumulating in the output buffer, so the input is read along its rows. Each output still
+// accumulates its inputs in row-major order, as the interpreter does.
+const Instruction* Emitter::ColumnReduction(const std::vector<const Instruction*>& outputs) {
+  if (outputs.size() != 1) return nullptr;
+  const Instruction* r = outputs[0];
+  if (r->opcode() != Opcode::kReduce || r->operand_count() != 2 || !r->shape().IsArray() ||
+      r->called_computations().size() != 1) {
+    return nullptr;
+  }
+  const Shape& in = r->operand(0)->shape();
+  if (in.rank() == 0 || r->shape().rank() == 0) return nullptr;
+  for (int64_t d : r->dimensions()) {
+    if (d == in.rank() - 1) return nullptr;  // a row reduction: the plain order reads rows
+  }
+  return r;
+}
+
+absl::Status Emitter::EmitColumnReduction(const Instruction& r, PrimitiveType out_type,
+                                          Value* out, Value* begin, Value* end) {
+  const Shape& in = r.operand(0)->shape();
+  const std::vector<int64_t>& out_dims = r.shape().dimensions();
+  std::vector<bool> reduced(in.rank(), false);
+  for (int64_t d : r.dimensions()) {
+    if (d < 0 || d >= in.rank()) return Refuse(r, "reduce dimension out of range");
+    reduced[d] = true;
+  }
+  std::vector<int> red_dims;
+  int64_t red_count = 1;
+  for (int d = 0; d < in.rank(); ++d) {
+    if (reduced[d]) {
+      red_dims.push_back(d);
+      red_count *= in.dimension(d);
+    }
+  }
+  cost_ += red_count;
+  absl::StatusOr<Value*> init = Elem(*r.operand(1), Scalar());
+  if (!init.ok()) return init.status();
+  if (absl::Status st = OutputRange(begin, end, out_dims, [&](const Index& idx) {
+        Store(out_type, *init, out, idx.linear);
+        return absl::OkStatus();
+      });
+      !st.ok()) {
+    return st;
+  }
+  std::vector<Value*> red_iv(in.rank(), nullptr);
+  std::function<absl::Status(size_t)> nest = [&](size_t level) -> absl::Status {
+    if (level == red_dims.size()) {
+      return OutputRange(begin, end, out_dims, [&](const Index& idx) -> absl::Status {
+        std::vector<Value*> m(in.rank(), nullptr);
+        int kept = 0;
+        for (int d = 0; d < in.rank(); ++d) m[d] = reduced[d] ? red_iv[d] : idx.multi[kept++];
+        Index in_idx = MakeFromMulti(in.dimensions(), m);
+        absl::StatusOr<Value*> v = Elem(*r.operand(0), in_idx);
+        if (!v.ok()) return v.status();
+        llvm::Type* st = StorageType(out_type);
+        Value* ptr = b_.CreateInBoundsGEP(st, out, idx.linear);
+        Value* acc = b_.CreateLoad(st, ptr);
+        if (out_type == PrimitiveType::kPred) {
+          acc = b_.CreateICmpNE(acc, b_.getInt8(0));
+        } else if (IsNarrowFloat(out_type)) {
+          acc = FromNarrowBits(out_type, acc);
+        }
+        absl::StatusOr<std::vector<Value*>> next = CallScalar(*r.called_computations()[0], {acc, *v});
+        if (!next.ok()) return next.status();
+        if (next->size() != 1 || (*next)[0]->getType() != ComputeType(out_type)) {
+          return Refuse(r, "reducer result type differs from the accumulator");
+        }
+        Store(out_type, (*next)[0], out, idx.linear);
+        return absl::OkStatus();
+      });
+    }
+    int d = red_dims[level];
+    return Loop(C64(0), C64(in.dimension(d)), StrCat("red", level), [&](Value* iv) {
+      red_iv[d] = iv;
+      return nest(level + 1);
+    });
+  };
+  return nest(0);
+}
+
 // Instructions whose output the kernel computes: the root, or the elements of a tuple root.
 absl::Status KernelOutputs(const Instruction& instr, const Instruction*& body_root,
                            std::vector<const Instruction*>* outputs) {
@@ -1156,63 +1330,37 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   multi_memo_.clear();
   multi_memo_.emplace_back();
 
-  // for (i = begin; i < end;) { row = i / inner; j0 = i % inner; for j in [j0, min(inner,
-  // j0 + end - i)) {...}; i += ... } : the inner loop runs along the last dimension, so loads
-  // and stores there are contiguous and vectorise.
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
-  const int64_t inner = dims.empty() ? 1 : std::max<int64_t>(1, dims.back());
-  std::vector<int64_t> outer_dims(dims.begin(), dims.empty() ? dims.end() : dims.end() - 1);
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "rows.header", body);
-  llvm::BasicBlock* row_body = llvm::BasicBlock::Create(ctx_, "rows.body", body);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "rows.exit", body);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode* i = b_.CreatePHI(I64(), 2, "i");
-  i->addIncoming(begin, pre);
-  b_.CreateCondBr(b_.CreateICmpSLT(i, end), row_body, exit);
-  b_.SetInsertPoint(row_body);
-  Value* row = b_.CreateUDiv(i, C64(inner), "row");
-  Value* j0 = b_.CreateURem(i, C64(inner), "j0");
-  Value* jend = b_.CreateAdd(j0, b_.CreateSub(end, i));
-  jend = b_.CreateSelect(b_.CreateICmpSGT(jend, C64(inner)), C64(inner), jend, "jend");
-  Index row_idx = MakeFromLinear(outer_dims, row);
-  memo_.emplace_back();
-  multi_memo_.emplace_back();
-  absl::Status st = Loop(j0, jend, "col", [&](Value* j) -> absl::Status {
-    std::vector<Value*> m = row_idx.multi;
-    if (!dims.empty()) m.push_back(j);
-    Index idx = MakeFromMulti(dims, m);
-    idx.linear = b_.CreateAdd(b_.CreateMul(row, C64(inner)), j);
-    int out = 0;
-    for (const Instruction* o : outputs) {
-      if (o->shape().IsTuple()) {  // variadic reduce root
-        absl::StatusOr<std::vector<Value*>> r = ReduceElems(*o, idx);
-        if (!r.ok()) return r.status();
-        for (Value* v : *r) {
-          Store(out_types[out], v, buffer_ptrs_[num_inputs + out], idx.linear);
-          ++out;
+  absl::Status st;
+  const Instruction* column_reduce = ColumnReduction(outputs);
+  if (column_reduce != nullptr) {
+    st = EmitColumnReduction(*column_reduce, out_types[0], buffer_ptrs_[num_inputs], begin, end);
+  } else {
+    st = OutputRange(begin, end, dims, [&](const Index& idx) -> absl::Status {
+      int out = 0;
+      for (const Instruction* o : outputs) {
+        if (o->shape().IsTuple()) {  // variadic reduce root
+          absl::StatusOr<std::vector<Value*>> r = ReduceElems(*o, idx);
+          if (!r.ok()) return r.status();
+          for (Value* v : *r) {
+            Store(out_types[out], v, buffer_ptrs_[num_inputs + out], idx.linear);
+            ++out;
+          }
+          continue;
         }
-        continue;
+        absl::StatusOr<Value*> v = Elem(*o, idx);
+        if (!v.ok()) return v.status();
+        Store(out_types[out], *v, buffer_ptrs_[num_inputs + out], idx.linear);
+        ++out;
       }
-      absl::StatusOr<Value*> v = Elem(*o, idx);
-      if (!v.ok()) return v.status();
-      Store(out_types[out], *v, buffer_ptrs_[num_inputs + out], idx.linear);
-      ++out;
-    }
-    return absl::OkStatus();
-  });
-  memo_.pop_back();
-  multi_memo_.pop_back();
+      return absl::OkStatus();
+    });
+  }
   if (!st.ok()) {
     cleanup();
     return st;
   }
-  Value* next = b_.CreateAdd(i, b_.CreateSub(jend, j0));
-  i->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateBr(header);
-  b_.SetInsertPoint(exit);
   b_.CreateRetVoid();
 
   std::string err;

@@ -102,7 +102,9 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
         p.iteration = iteration;
         p.reference = reference;
         p.device = device;
-        if (e.result != nullptr) p.statistics = ComputeStatistics(*e.result);
+        if (e.result != nullptr && options.instruction_statistics) {
+          p.statistics = ComputeStatistics(*e.result);
+        }
         p.value = e.result;
         options.on_instruction(p);
       };

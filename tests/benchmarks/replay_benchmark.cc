@@ -9,10 +9,26 @@
 // `x_roofline` (measured time / roofline time; 1 would be perfect).
 //
 // The modules' arguments and elided constants are seeded fake data generated once, outside the
-// timed loop, as `hlowb replay` would generate them; the timed part is EvaluateModule.
+// timed loop, as `hlowb replay` would generate them; the timed part is one run of the module on
+// the interpreter (EvaluateModule) or on the cpu platform (CpuExecutable::Run, compiled once
+// before the loop). After the cpu runs, the time per opcode of one more run is printed.
+//
+// The cpu backend's own goals, each against a baseline from the same run:
+//   * CpuTriad: the fusion a*b+c over 16M f32 against a STREAM-style triad loop
+//     (a[i] = b[i] + s*c[i], the same threads) over the same size; bandwidth ratio, goal >= 0.8;
+//   * CpuDot: f32 dot 1024^3 on cpu against cblas_sgemm called directly; goal >= 0.9;
+//   * CpuConv: ssd_mobilenet's largest convolution on cpu against cblas_sgemm on the same GEMM
+//     (M = output pixels, N = output features, K = window x input features); goal >= 0.8;
+//   * attention_model (fake data, host transfers fake): compile alone, one replay with a cold
+//     kernel cache, one with a warm cache (printed once, before the timed benchmarks).
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -21,9 +37,15 @@
 
 #include "benchmark/benchmark.h"
 #include "core/support/file_util.h"
+#include "core/support/strings.h"
 #include "core/text/parser.h"
+#include "core/text/printer.h"
+#include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/data/fake_data.h"
+#include "replay/data/host_transfers.h"
 #include "replay/evaluator/evaluator.h"
+#include "replay/session.h"
 
 namespace hlowb {
 namespace {
@@ -177,25 +199,70 @@ std::unique_ptr<Prepared> Prepare(const std::string& file, std::string* error) {
   return p;
 }
 
-void BM_ReplayModel(benchmark::State& state, const char* file) {
+EvaluatorOptions ModelOptions(const Prepared& p) {
+  EvaluatorOptions options;
+  const auto* constants = &p.constants;
+  options.elided_constant = [constants](const Instruction& i) -> absl::StatusOr<Literal> {
+    auto it = constants->find(&i);
+    if (it == constants->end()) return absl::NotFoundError(i.name());
+    return it->second;
+  };
+  return options;
+}
+
+// Time per opcode (fusions by their fused root's opcode) of one cpu run, the top few.
+void PrintCpuBreakdown(const CpuExecutable& exe, const Prepared& p, const char* name) {
+  EvaluatorOptions options = ModelOptions(p);
+  std::map<std::string, double> by;
+  options.on_instruction = [&by](const InstructionEvent& e) {
+    if (e.instruction->parent() == nullptr) return;
+    std::string key(OpcodeName(e.instruction->opcode()));
+    if (e.instruction->opcode() == Opcode::kFusion &&
+        !e.instruction->called_computations().empty()) {
+      key = StrCat("fusion(", OpcodeName(e.instruction->called_computations()[0]->root()->opcode()), ")");
+    }
+    by[key] += e.seconds;
+  };
+  auto r = exe.Run(p.arguments, options);
+  if (!r.ok()) return;
+  std::vector<std::pair<double, std::string>> sorted;
+  for (const auto& [k, v] : by) sorted.emplace_back(-v, k);
+  std::sort(sorted.begin(), sorted.end());
+  std::string line;
+  for (size_t i = 0; i < sorted.size() && i < 8; ++i) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s%s %.1f ms", i ? ", " : "", sorted[i].second.c_str(),
+                  -sorted[i].first * 1e3);
+    line += buf;
+  }
+  std::printf("cpu %s, time by opcode (nested instructions count inside their caller too): %s\n",
+              name, line.c_str());
+}
+
+void BM_ReplayModel(benchmark::State& state, const char* file, bool cpu) {
   std::string error;
   std::unique_ptr<Prepared> p = Prepare(file, &error);
   if (p == nullptr) {
     state.SkipWithError(("cannot prepare " + std::string(file) + ": " + error).c_str());
     return;
   }
-  EvaluatorOptions options;
-  const auto* constants = &p->constants;
-  options.elided_constant = [constants](const Instruction& i) -> absl::StatusOr<Literal> {
-    auto it = constants->find(&i);
-    if (it == constants->end()) return absl::NotFoundError(i.name());
-    return it->second;
-  };
+  EvaluatorOptions options = ModelOptions(*p);
+  std::unique_ptr<CpuExecutable> exe;
+  if (cpu) {
+    CpuCompileOptions co;
+    auto compiled = CpuExecutable::Compile(*p->module, co);
+    if (!compiled.ok()) {
+      state.SkipWithError(std::string(compiled.status().message()).c_str());
+      return;
+    }
+    exe = std::move(*compiled);
+    state.SetLabel(exe->Summary());
+  }
   double total = 0;
   int64_t n = 0;
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
-    auto r = EvaluateModule(*p->module, p->arguments, options);
+    auto r = cpu ? exe->Run(p->arguments, options) : EvaluateModule(*p->module, p->arguments, options);
     total += Seconds(t0);
     ++n;
     if (!r.ok()) {
@@ -209,6 +276,268 @@ void BM_ReplayModel(benchmark::State& state, const char* file) {
   state.counters["mbytes"] = p->roofline.bytes / 1e6;
   state.counters["roofline_ms"] = roofline * 1e3;
   state.counters["x_roofline"] = n > 0 ? (total / n) / roofline : 0;
+  if (cpu) PrintCpuBreakdown(*exe, *p, file);
+}
+
+std::unique_ptr<Module> MustParse(const std::string& text) {
+  auto m = ParseModule(text);
+  if (!m.ok()) {
+    std::fprintf(stderr, "benchmark module does not parse: %s\n",
+                 std::string(m.status().message()).c_str());
+    std::abort();
+  }
+  return std::move(*m);
+}
+
+std::unique_ptr<CpuExecutable> MustCompile(const Module& m) {
+  CpuCompileOptions co;
+  auto exe = CpuExecutable::Compile(m, co);
+  if (!exe.ok()) {
+    std::fprintf(stderr, "cpu compile failed: %s\n", std::string(exe.status().message()).c_str());
+    std::abort();
+  }
+  return std::move(*exe);
+}
+
+Literal Filled(const Shape& shape, float v) {
+  Literal l = Literal::Uninitialized(shape);
+  float* d = l.mutable_data_as<float>();
+  std::fill(d, d + l.element_count(), v);
+  return l;
+}
+
+// STREAM triad on `threads` threads: a[i] = b[i] + s * c[i].
+void Triad(float* a, const float* b, const float* c, int64_t n, int threads) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([=] {
+      int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      for (int64_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0f * c[i];
+    });
+  }
+  for (std::thread& t : pool) t.join();
+}
+
+void BM_CpuTriad(benchmark::State& state) {
+  constexpr int64_t n = int64_t{16} << 20;
+  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<float> a(n, 0.f), b(n, 1.f), c(n, 2.f);
+  Triad(a.data(), b.data(), c.data(), n, threads);
+  double stream = Best(5, [&] { Triad(a.data(), b.data(), c.data(), n, threads); });
+  const double stream_bw = 3.0 * n * 4 / stream;  // STREAM counts 2 reads + 1 write
+  auto m = MustParse(StrCat("HloModule triad\nENTRY e {\n  a = f32[", n, "] parameter(0)\n"
+                            "  b = f32[", n, "] parameter(1)\n  c = f32[", n, "] parameter(2)\n"
+                            "  m = f32[", n, "] multiply(a, b)\n"
+                            "  ROOT s = f32[", n, "] add(m, c)\n}\n"));
+  auto exe = MustCompile(*m);
+  std::vector<Literal> args;
+  for (int i = 0; i < 3; ++i) args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n}), 1.0f + i));
+  EvaluatorOptions options;
+  double total = 0;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = exe->Run(args, options);
+    total += Seconds(t0);
+    ++runs;
+    benchmark::DoNotOptimize(r);
+  }
+  const double ours_bw = 4.0 * n * 4 / (total / runs);  // 3 reads + 1 write
+  state.counters["GB/s"] = ours_bw / 1e9;
+  state.counters["stream_GB/s"] = stream_bw / 1e9;
+  state.counters["x_stream"] = ours_bw / stream_bw;
+  state.SetLabel(exe->Summary());
+}
+
+void BM_CpuDot(benchmark::State& state) {
+  constexpr int n = 1024;
+  auto m = MustParse("HloModule dot\nENTRY e {\n  a = f32[1024,1024] parameter(0)\n"
+                     "  b = f32[1024,1024] parameter(1)\n"
+                     "  ROOT d = f32[1024,1024] dot(a, b), lhs_contracting_dims={1}, "
+                     "rhs_contracting_dims={0}\n}\n");
+  auto exe = MustCompile(*m);
+  std::vector<Literal> args;
+  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n, n}), 0.5f));
+  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n, n}), 0.25f));
+  EvaluatorOptions options;
+  double total = 0;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = exe->Run(args, options);
+    total += Seconds(t0);
+    ++runs;
+    benchmark::DoNotOptimize(r);
+  }
+  const double ours = 2.0 * n * n * n / (total / runs);
+  state.counters["GFLOP/s"] = ours / 1e9;
+  state.counters["x_sgemm"] = ours / g_flops_per_second;
+}
+
+// ssd_mobilenet's convolution with the most flops, run alone on cpu, against cblas_sgemm on
+// the GEMM it amounts to.
+void BM_CpuConv(benchmark::State& state) {
+  std::string error;
+  std::unique_ptr<Prepared> p =
+      Prepare("xla__backends__cpu__benchmarks__hlo__ssd_mobilenet_tf.hlo", &error);
+  if (p == nullptr) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  const Instruction* best = nullptr;
+  for (const auto& c : p->module->computations()) {
+    for (const Instruction* i : c->instructions()) {
+      if (i->opcode() == Opcode::kConvolution && (best == nullptr || Flops(*i) > Flops(*best))) {
+        best = i;
+      }
+    }
+  }
+  if (best == nullptr || !best->attrs_or_default().convolution_dimension_numbers) {
+    state.SkipWithError("no convolution");
+    return;
+  }
+  const ConvolutionDimensionNumbers& dn = *best->attrs_or_default().convolution_dimension_numbers;
+  const Shape& lhs = best->operand(0)->shape();
+  const Shape& rhs = best->operand(1)->shape();
+  // The convolution alone: its printed form with the operands renamed to the new parameters.
+  std::string body = PrintInstruction(*best);
+  body = body.substr(body.find('=') + 2);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"%" + best->operand(0)->name(), "%l"},
+                          {"%" + best->operand(1)->name(), "%r"}}) {
+    for (const char* end_char : {",", ")"}) {
+      size_t at = body.find(from + end_char);
+      if (at != std::string::npos) body.replace(at, from.size(), to);
+    }
+  }
+  auto m = ParseModule(StrCat("HloModule conv\nENTRY e {\n  l = ", PrintShape(lhs, true),
+                              " parameter(0)\n  r = ", PrintShape(rhs, true),
+                              " parameter(1)\n  ROOT c = ", body, "\n}\n"));
+  if (!m.ok()) {
+    state.SkipWithError(std::string(m.status().message()).c_str());
+    return;
+  }
+  auto exe = MustCompile(**m);
+  std::vector<Literal> args;
+  args.push_back(Filled(lhs, 0.5f));
+  args.push_back(Filled(rhs, 0.25f));
+  const int64_t out_features = rhs.dimension(static_cast<int>(dn.kernel_output_feature_dimension));
+  const int64_t gm = std::max<int64_t>(best->shape().ElementCount(), 0) / out_features;
+  const int64_t gk = static_cast<int64_t>(Flops(*best) / 2.0 / std::max<int64_t>(best->shape().ElementCount(), 1));
+  std::vector<float> a(gm * gk, 0.5f), b(gk * out_features, 0.25f), c(gm * out_features);
+  auto gemm = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(gm),
+                static_cast<int>(out_features), static_cast<int>(gk), 1.0f, a.data(),
+                static_cast<int>(gk), b.data(), static_cast<int>(out_features), 0.0f, c.data(),
+                static_cast<int>(out_features));
+  };
+  gemm();
+  double library = Best(10, gemm);
+  EvaluatorOptions options;
+  double total = 0;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = exe->Run(args, options);
+    total += Seconds(t0);
+    ++runs;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["ms_library"] = library * 1e3;
+  state.counters["x_library"] = library / (total / runs);
+  state.SetLabel(StrCat(PrintShape(lhs, false), " * ", PrintShape(rhs, false), " (GEMM ", gm, "x",
+                        out_features, "x", gk, ")"));
+}
+
+// attention_model (8,170 instructions, a training step): one `hlowb replay --platform=cpu
+// --force_fake_data --host_transfers=fake` with a cold kernel cache, then with a warm one.
+void AttentionModelReport() {
+  auto text = ReadFileToString(std::string(HLOWB_CORPUS_DIR) +
+                               "/benchmarks/xla__service__attention_model.hlo");
+  if (!text.ok()) {
+    std::printf("attention_model: corpus file absent, skipped\n");
+    return;
+  }
+  auto m = ParseModule(*text);
+  if (!m.ok()) {
+    std::printf("attention_model: %s\n", std::string(m.status().message()).c_str());
+    return;
+  }
+  std::error_code ec;
+  const std::string cache = (std::filesystem::temp_directory_path() / "hlowb-bench-kernel-cache").string();
+  std::filesystem::remove_all(cache, ec);
+  for (const char* which : {"cold cache", "warm cache"}) {
+    ReplayOptions o;
+    o.platform = kCpuPlatform;
+    o.force_fake_data = true;
+    o.host_transfers = HostTransferMode::kFake;
+    o.cpu.cache_dir = cache;
+    auto t0 = std::chrono::steady_clock::now();
+    ReplaySession session(**m, o);
+    // Stopped after 120 s (the goal is 20 s), so the benchmark always finishes.
+    CancelToken cancel;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool finished = false;
+    std::thread watchdog([&] {
+      std::unique_lock<std::mutex> lock(mu);
+      if (!cv.wait_for(lock, std::chrono::seconds(120), [&] { return finished; })) cancel.Cancel();
+    });
+    auto r = session.Run(&cancel);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      finished = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+    double total = Seconds(t0);
+    if (!r.ok()) {
+      std::printf("attention_model on cpu (%s): %s\n", which, std::string(r.status().message()).c_str());
+      return;
+    }
+    std::printf("attention_model on cpu (%s): %.2f s in all (goal <= %s s); compile %.2f s (goal <= 10 s); "
+                "run %.2f s; %s\n",
+                which, total, which[0] == 'c' ? "20" : "5", r->compile_seconds,
+                r->iterations.empty() ? 0.0 : r->iterations[0].run_seconds, r->compile_summary.c_str());
+  }
+  std::filesystem::remove_all(cache, ec);
+}
+
+// The same modules on real XLA's CPU backend (through the pinned jax), when it can run them.
+void XlaComparison() {
+  if (!FindXlaPython().ok()) {
+    std::printf("xla-cpu comparison: no Python with jax (scripts/setup makes .venv); skipped\n");
+    return;
+  }
+  for (const char* file : {"xla__backends__cpu__benchmarks__hlo__graphsage_tf.hlo",
+                           "xla__backends__cpu__benchmarks__hlo__ssd_mobilenet_tf.hlo"}) {
+    std::string error;
+    std::unique_ptr<Prepared> p = Prepare(file, &error);
+    if (p == nullptr) continue;
+    EvaluatorOptions options = ModelOptions(*p);
+    CpuCompileOptions co;
+    auto exe = CpuExecutable::Compile(*p->module, co);
+    if (!exe.ok()) continue;
+    (void)(*exe)->Run(p->arguments, options);
+    double ours = Best(3, [&] { (void)(*exe)->Run(p->arguments, options); });
+    XlaCpuOptions xo;
+    xo.elided_constant = options.elided_constant;
+    double xla = 1e30;
+    std::string why;
+    for (int i = 0; i < 3; ++i) {
+      auto r = RunOnXlaCpu(*p->module, p->arguments, xo);
+      if (!r.ok()) {
+        why = std::string(r.status().message());
+        break;
+      }
+      xla = std::min(xla, r->run_seconds);
+    }
+    if (!why.empty()) {
+      std::printf("xla-cpu %s: XLA cannot run it here (%s)\n", file, why.substr(0, 200).c_str());
+      continue;
+    }
+    std::printf("xla-cpu %s: ours %.2f ms, XLA %.2f ms, ours/XLA %.2fx (goal <= 1.0x)\n", file,
+                ours * 1e3, xla * 1e3, ours / xla);
+  }
 }
 
 void BM_SgemmBaseline(benchmark::State& state) {
@@ -236,11 +565,19 @@ void BM_MemcpyBaseline(benchmark::State& state) {
 // Wall time throughout: OpenBLAS (and BLAS inside the evaluator) runs on several threads.
 BENCHMARK(BM_SgemmBaseline)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MemcpyBaseline)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_ReplayModel, graphsage, "xla__backends__cpu__benchmarks__hlo__graphsage_tf.hlo")
+BENCHMARK_CAPTURE(BM_ReplayModel, graphsage, "xla__backends__cpu__benchmarks__hlo__graphsage_tf.hlo", false)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_ReplayModel, ssd_mobilenet,
-                  "xla__backends__cpu__benchmarks__hlo__ssd_mobilenet_tf.hlo")
+                  "xla__backends__cpu__benchmarks__hlo__ssd_mobilenet_tf.hlo", false)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_ReplayModel, graphsage_cpu, "xla__backends__cpu__benchmarks__hlo__graphsage_tf.hlo", true)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_ReplayModel, ssd_mobilenet_cpu,
+                  "xla__backends__cpu__benchmarks__hlo__ssd_mobilenet_tf.hlo", true)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CpuTriad)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CpuDot)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CpuConv)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace hlowb
@@ -249,6 +586,8 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   hlowb::MeasureBaselines();
+  hlowb::AttentionModelReport();
+  hlowb::XlaComparison();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

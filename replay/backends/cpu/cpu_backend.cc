@@ -206,6 +206,11 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
     CompileOptions co;
     co.platform = "cpu";
     co.pass_options = options.pass_options;
+    // The runtime keeps every array in row-major order and never updates a buffer in place, so
+    // layout assignment and copy insertion would only add copies here.
+    for (const char* pass : {"layout-assignment", "copy-insertion"}) {
+      co.pass_options.disabled_passes.push_back(pass);
+    }
     co.dump_options = options.dump_options;
     co.evaluator = InterpreterConstantEvaluator();
     co.cancel = options.cancel;
