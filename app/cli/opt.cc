@@ -1,5 +1,6 @@
 // `hlowb opt FILE [--platform=cpu|gpu] [--passes=p1,p2,...] [--list-passes] [--list-stages]
-//  [--stage=hlo|buffer-assignment|memory-usage-report] [--format=long|short] [-o OUT]
+//  [--stage=hlo|buffer-assignment|memory-usage-report|llvm|llvm-no-opt] [--format=long|short]
+//  [-o OUT]
 //  [--split-input-file] [--pass-stats] [--xla_* flags]`
 // Runs the embedded compiler's HLO pipeline (or a list of passes) on a module, with hlo-opt's
 // flag names where they overlap. XLA_FLAGS is read first; --xla_* flags on the command line
@@ -15,6 +16,7 @@
 #include "core/support/file_util.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
+#include "replay/backends/cpu/cpu_backend.h"
 #include "replay/evaluator/constant_evaluator.h"
 
 namespace hlowb::cli {
@@ -23,7 +25,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: hlowb opt FILE [--platform=cpu|gpu] [--passes=p1,p2,...] [--list-passes]\n"
-    "                 [--list-stages] [--stage=hlo|buffer-assignment|memory-usage-report]\n"
+    "                 [--list-stages] [--stage=hlo|buffer-assignment|memory-usage-report|\n"
+    "                 llvm|llvm-no-opt]\n"
     "                 [--format=long|short] [-o OUT] [--split-input-file] [--pass-stats]\n"
     "                 [--xla_dump_to=DIR] [--xla_dump_hlo_pass_re=RE] [--xla_... flags]\n";
 
@@ -68,7 +71,7 @@ int RunOpt(const std::vector<std::string>& argv) {
     return kOk;
   }
   if (args.Has("list-stages")) {
-    std::cout << "hlo\nbuffer-assignment\nmemory-usage-report\n";
+    std::cout << "hlo\nbuffer-assignment\nmemory-usage-report\nllvm\nllvm-no-opt\n";
     return kOk;
   }
   if (args.positional.size() != 1) {
@@ -76,9 +79,16 @@ int RunOpt(const std::vector<std::string>& argv) {
     return kUsageError;
   }
   const std::string stage = args.Get("stage", "hlo");
-  if (stage != "hlo" && stage != "buffer-assignment" && stage != "memory-usage-report") {
-    std::cerr << "hlowb opt: --stage must be hlo, buffer-assignment or memory-usage-report, not '"
+  const bool llvm_stage = stage == "llvm" || stage == "llvm-no-opt";
+  if (stage != "hlo" && stage != "buffer-assignment" && stage != "memory-usage-report" &&
+      !llvm_stage) {
+    std::cerr << "hlowb opt: --stage must be hlo, buffer-assignment, memory-usage-report, llvm or "
+                 "llvm-no-opt, not '"
               << stage << "'\n";
+    return kUsageError;
+  }
+  if (llvm_stage && platform != "cpu") {
+    std::cerr << "hlowb opt: --stage=" << stage << " needs --platform=cpu\n";
     return kUsageError;
   }
   const std::string format = args.Get("format", "long");
@@ -90,6 +100,9 @@ int RunOpt(const std::vector<std::string>& argv) {
   CompileOptions options;
   options.platform = platform;
   options.evaluator = InterpreterConstantEvaluator();
+  // The llvm stages show the kernels the cpu platform runs, so the module is compiled as that
+  // platform compiles it.
+  if (llvm_stage) SkipPassesTheCpuRuntimeDoesNotNeed(&options.pass_options);
   if (const char* env = std::getenv("XLA_FLAGS")) {
     std::vector<std::string> unknown;
     absl::Status st =
@@ -143,7 +156,15 @@ int RunOpt(const std::vector<std::string>& argv) {
     }
     if (args.Has("pass-stats")) PrintPassStats(m.label, *result);
     if (i) out += "// -----\n\n";
-    if (stage == "hlo") {
+    if (llvm_stage) {
+      absl::StatusOr<std::string> ir = CpuKernelIr(*m.module, stage == "llvm");
+      if (!ir.ok()) {
+        std::cerr << m.label << ": error: " << ir.status().message() << "\n";
+        ok = false;
+        continue;
+      }
+      out += *ir;
+    } else if (stage == "hlo") {
       AppendModule(*m.module, print, &out);
     } else if (stage == "buffer-assignment") {
       out += result->buffer_assignment_text;

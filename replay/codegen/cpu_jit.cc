@@ -272,6 +272,7 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
     std::string object;
     absl::Status status;
     double emit_seconds = 0, codegen_seconds = 0;
+    std::vector<std::string> dump_files;
     bool cache_hit = false, corrupt = false;
   };
   std::vector<Chunk> results(chunks);
@@ -334,6 +335,9 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
           c == 0 ? StrCat(opt.dump_dir, "/", opt.dump_prefix)
                  : StrCat(opt.dump_dir, "/", opt.dump_prefix, ".", c);
       if (dumping) {
+        for (const char* ext : {".ir-no-opt.ll", ".ir-with-opt.ll", ".s"}) {
+          chunk.dump_files.push_back(StrCat(dump_base, ext));
+        }
         if (absl::Status st = WriteText(StrCat(dump_base, ".ir-no-opt.ll"), text); !st.ok()) {
           chunk.status = st;
           continue;
@@ -387,6 +391,7 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
     impl.stats.emit_seconds += chunk.emit_seconds;
     impl.stats.optimize_and_codegen_seconds += chunk.codegen_seconds;
     for (RefusedInstruction& r : chunk.refused) refused->push_back(std::move(r));
+    for (std::string& f : chunk.dump_files) impl.stats.dump_files.push_back(std::move(f));
     if (chunk.kernels.empty()) continue;
     ++impl.stats.modules;
     if (chunk.corrupt) ++impl.stats.corrupt_cache_entries;

@@ -74,6 +74,7 @@ struct JitStats {
   double optimize_and_codegen_seconds = 0;  // summed over compile threads
   double link_seconds = 0;
   double total_seconds = 0;
+  std::vector<std::string> dump_files;  // the IR and assembly dumps written
 };
 
 // Default cache folder: $HLOWB_CACHE_DIR, else $XDG_CACHE_HOME/hlowb/cpu-kernels, else

@@ -113,6 +113,8 @@ class Emitter {
   absl::StatusOr<Value*> Elem(const Instruction& h, const Index& idx);
   absl::StatusOr<Value*> ElemUncached(const Instruction& h, const Index& idx);
   absl::StatusOr<std::vector<Value*>> ReduceElems(const Instruction& h, const Index& idx);
+  absl::Status ReducedDims(const Instruction& h, std::vector<bool>* reduced,
+                           std::vector<int>* red_dims);
   absl::StatusOr<std::vector<Value*>> CallScalar(const Computation& c,
                                                  const std::vector<Value*>& args);
   absl::StatusOr<Value*> Load(const Instruction& h, int buffer, const Index& idx);
@@ -679,26 +681,36 @@ absl::StatusOr<std::vector<Value*>> Emitter::CallScalar(const Computation& c,
   return out;
 }
 
+// Which input dimensions a reduce folds (`reduced`, by dimension) and their list in order;
+// adds the reduced element count to the kernel's per-element cost.
+absl::Status Emitter::ReducedDims(const Instruction& h, std::vector<bool>* reduced,
+                                  std::vector<int>* red_dims) {
+  const Shape& in = h.operand(0)->shape();
+  reduced->assign(in.rank(), false);
+  for (int64_t d : h.dimensions()) {
+    if (d < 0 || d >= in.rank()) return Refuse(h, "reduce dimension out of range");
+    (*reduced)[d] = true;
+  }
+  int64_t red_count = 1;
+  for (int d = 0; d < in.rank(); ++d) {
+    if ((*reduced)[d]) {
+      red_dims->push_back(d);
+      red_count *= in.dimension(d);
+    }
+  }
+  cost_ += red_count;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<Value*>> Emitter::ReduceElems(const Instruction& h, const Index& idx) {
   const int n = h.operand_count() / 2;
   if (n < 1 || h.operand_count() != 2 * n || h.called_computations().size() != 1) {
     return Refuse(h, "malformed reduce");
   }
   const Shape& in = h.operand(0)->shape();
-  std::vector<bool> reduced(in.rank(), false);
-  for (int64_t d : h.dimensions()) {
-    if (d < 0 || d >= in.rank()) return Refuse(h, "reduce dimension out of range");
-    reduced[d] = true;
-  }
+  std::vector<bool> reduced;
   std::vector<int> red_dims;
-  int64_t red_count = 1;
-  for (int d = 0; d < in.rank(); ++d) {
-    if (reduced[d]) {
-      red_dims.push_back(d);
-      red_count *= in.dimension(d);
-    }
-  }
-  cost_ += red_count;
+  if (absl::Status st = ReducedDims(h, &reduced, &red_dims); !st.ok()) return st;
   // Accumulators live in allocas in the entry block (promoted to registers by mem2reg).
   std::vector<llvm::AllocaInst*> acc(n);
   std::vector<PrimitiveType> types(n);
@@ -1133,20 +1145,9 @@ absl::Status Emitter::EmitColumnReduction(const Instruction& r, PrimitiveType ou
                                           Value* out, Value* begin, Value* end) {
   const Shape& in = r.operand(0)->shape();
   const std::vector<int64_t>& out_dims = r.shape().dimensions();
-  std::vector<bool> reduced(in.rank(), false);
-  for (int64_t d : r.dimensions()) {
-    if (d < 0 || d >= in.rank()) return Refuse(r, "reduce dimension out of range");
-    reduced[d] = true;
-  }
+  std::vector<bool> reduced;
   std::vector<int> red_dims;
-  int64_t red_count = 1;
-  for (int d = 0; d < in.rank(); ++d) {
-    if (reduced[d]) {
-      red_dims.push_back(d);
-      red_count *= in.dimension(d);
-    }
-  }
-  cost_ += red_count;
+  if (absl::Status st = ReducedDims(r, &reduced, &red_dims); !st.ok()) return st;
   absl::StatusOr<Value*> init = Elem(*r.operand(1), Scalar());
   if (!init.ok()) return init.status();
   if (absl::Status st = OutputRange(begin, end, out_dims, [&](const Index& idx) {

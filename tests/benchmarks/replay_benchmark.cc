@@ -302,6 +302,22 @@ std::unique_ptr<CpuExecutable> MustCompile(const Module& m) {
   return std::move(*exe);
 }
 
+// The timed loop of the cpu kernel benchmarks: mean seconds of one run.
+double MeanRunSeconds(benchmark::State& state, const CpuExecutable& exe,
+                      const std::vector<Literal>& args) {
+  EvaluatorOptions options;
+  double total = 0;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = exe.Run(args, options);
+    total += Seconds(t0);
+    ++runs;
+    benchmark::DoNotOptimize(r);
+  }
+  return runs > 0 ? total / runs : 0;
+}
+
 Literal Filled(const Shape& shape, float v) {  // f32 shapes only
   if (shape.element_type() != PrimitiveType::kF32) std::abort();
   Literal l = Literal::Uninitialized(shape);
@@ -336,17 +352,8 @@ void BM_CpuTriad(benchmark::State& state) {
   auto exe = MustCompile(*m);
   std::vector<Literal> args;
   for (int i = 0; i < 3; ++i) args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n}), 1.0f + i));
-  EvaluatorOptions options;
-  double total = 0;
-  int64_t runs = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = exe->Run(args, options);
-    total += Seconds(t0);
-    ++runs;
-    benchmark::DoNotOptimize(r);
-  }
-  const double ours_bw = 4.0 * n * 4 / (total / runs);  // 3 reads + 1 write
+  const double mean = MeanRunSeconds(state, *exe, args);
+  const double ours_bw = 4.0 * n * 4 / mean;  // 3 reads + 1 write
   state.counters["GB/s"] = ours_bw / 1e9;
   state.counters["stream_GB/s"] = stream_bw / 1e9;
   state.counters["x_stream"] = ours_bw / stream_bw;
@@ -363,17 +370,8 @@ void BM_CpuDot(benchmark::State& state) {
   std::vector<Literal> args;
   args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n, n}), 0.5f));
   args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n, n}), 0.25f));
-  EvaluatorOptions options;
-  double total = 0;
-  int64_t runs = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = exe->Run(args, options);
-    total += Seconds(t0);
-    ++runs;
-    benchmark::DoNotOptimize(r);
-  }
-  const double ours = 2.0 * n * n * n / (total / runs);
+  const double mean = MeanRunSeconds(state, *exe, args);
+  const double ours = 2.0 * n * n * n / mean;
   state.counters["GFLOP/s"] = ours / 1e9;
   state.counters["x_sgemm"] = ours / g_flops_per_second;
 }
@@ -440,18 +438,9 @@ void BM_CpuConv(benchmark::State& state) {
   };
   gemm();
   double library = Best(10, gemm);
-  EvaluatorOptions options;
-  double total = 0;
-  int64_t runs = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = exe->Run(args, options);
-    total += Seconds(t0);
-    ++runs;
-    benchmark::DoNotOptimize(r);
-  }
+  const double mean = MeanRunSeconds(state, *exe, args);
   state.counters["ms_library"] = library * 1e3;
-  state.counters["x_library"] = library / (total / runs);
+  state.counters["x_library"] = library / mean;
   state.SetLabel(StrCat(PrintShape(lhs, false), " * ", PrintShape(rhs, false), " (GEMM ", gm, "x",
                         out_features, "x", gk, ")"));
 }

@@ -154,6 +154,43 @@ bool Candidate(const Instruction& h) {
 
 }  // namespace
 
+void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options) {
+  // The runtime keeps every array in row-major order and never updates a buffer in place, so
+  // layout assignment and copy insertion would only add copies here.
+  for (const char* pass : {"layout-assignment", "copy-insertion"}) {
+    options->disabled_passes.push_back(pass);
+  }
+}
+
+std::vector<const Instruction*> KernelCandidates(const Module& module) {
+  // Computations the driver walks instruction by instruction: the entry and what control flow
+  // calls (while, conditional, call, async). Fused computations are compiled through their
+  // fusion instruction; reducers and other to_apply computations run per element inside their
+  // caller (a kernel, or the interpreter's typed loops).
+  std::vector<const Instruction*> candidates;
+  std::set<const Computation*> seen;
+  std::vector<const Computation*> stack;
+  if (module.entry() != nullptr) stack.push_back(module.entry());
+  while (!stack.empty()) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    if (!seen.insert(c).second) continue;
+    for (const Instruction* h : c->instructions()) {
+      if (Candidate(*h)) candidates.push_back(h);
+      const Opcode op = h->opcode();
+      if (op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall ||
+          op == Opcode::kAsyncStart) {
+        for (const Computation* callee : h->called_computations()) stack.push_back(callee);
+      }
+    }
+  }
+  return candidates;
+}
+
+absl::StatusOr<std::string> CpuKernelIr(const Module& module, bool optimized) {
+  return codegen::EmitLlvmIrText(KernelCandidates(module), optimized);
+}
+
 CpuTolerance CpuToleranceFor(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::kF64: return {1e-9, 1e-9};
@@ -206,11 +243,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
     CompileOptions co;
     co.platform = "cpu";
     co.pass_options = options.pass_options;
-    // The runtime keeps every array in row-major order and never updates a buffer in place, so
-    // layout assignment and copy insertion would only add copies here.
-    for (const char* pass : {"layout-assignment", "copy-insertion"}) {
-      co.pass_options.disabled_passes.push_back(pass);
-    }
+    SkipPassesTheCpuRuntimeDoesNotNeed(&co.pass_options);
     co.dump_options = options.dump_options;
     co.evaluator = InterpreterConstantEvaluator();
     co.cancel = options.cancel;
@@ -242,45 +275,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   if (!jit.ok()) return jit.status();
   impl.jit = std::move(*jit);
 
-  // Computations run by the driver (everything but fused computations); fusion bodies are
-  // compiled through their fusion instruction.
-  std::set<const Computation*> fused;
-  for (const auto& c : impl.module->computations()) {
-    for (const Instruction* h : c->instructions()) {
-      if (h->opcode() == Opcode::kFusion) {
-        for (const Computation* f : h->called_computations()) fused.insert(f);
-      }
-    }
-  }
-  // Computations the driver walks instruction by instruction: the entry and what control flow
-  // calls (while, conditional, call, async). Reducers and other to_apply computations run per
-  // element inside their caller (a kernel, or the interpreter's typed loops), not here.
-  std::vector<const Computation*> driven;
-  {
-    std::set<const Computation*> seen;
-    std::vector<const Computation*> stack;
-    if (impl.module->entry() != nullptr) stack.push_back(impl.module->entry());
-    while (!stack.empty()) {
-      const Computation* c = stack.back();
-      stack.pop_back();
-      if (!seen.insert(c).second) continue;
-      driven.push_back(c);
-      for (const Instruction* h : c->instructions()) {
-        const Opcode op = h->opcode();
-        if (op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall ||
-            op == Opcode::kAsyncStart) {
-          for (const Computation* callee : h->called_computations()) stack.push_back(callee);
-        }
-      }
-    }
-  }
-  std::vector<const Instruction*> candidates;
-  for (const Computation* c : driven) {
-    if (fused.count(c) != 0) continue;
-    for (const Instruction* h : c->instructions()) {
-      if (Candidate(*h)) candidates.push_back(h);
-    }
-  }
+  std::vector<const Instruction*> candidates = KernelCandidates(*impl.module);
   std::vector<codegen::RefusedInstruction> refused;
   absl::StatusOr<std::vector<codegen::KernelInfo>> kernels = impl.jit->Compile(candidates, &refused);
   if (!kernels.ok()) return kernels.status();
@@ -326,11 +321,8 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   impl.stats.cache_hits = js.cache_hits;
   impl.stats.cache_misses = js.cache_misses;
   impl.stats.corrupt_cache_entries = js.corrupt_cache_entries;
-  if (!jo.dump_dir.empty()) {
-    for (const char* ext : {".ir-no-opt.ll", ".ir-with-opt.ll", ".s"}) {
-      impl.stats.dump_files.push_back(StrCat(jo.dump_dir, "/", jo.dump_prefix, ext));
-    }
-  }
+  impl.stats.dump_files.insert(impl.stats.dump_files.end(), js.dump_files.begin(),
+                               js.dump_files.end());
   impl.stats.total_seconds = Since(start);
   return exe;
 }

@@ -79,6 +79,15 @@ struct CpuCompileStats {
   std::vector<std::string> dump_files;
 };
 
+// The pass options the cpu platform compiles with: `options` with layout assignment and copy
+// insertion switched off (the runtime keeps row-major arrays and never works in place).
+void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options);
+// The instructions the cpu platform offers the code generator, in the order it compiles them:
+// every candidate of the entry and of what control flow calls from it.
+std::vector<const Instruction*> KernelCandidates(const Module& module);
+// The LLVM IR of the kernels for an already optimised `module` (`hlowb opt --stage=llvm`).
+absl::StatusOr<std::string> CpuKernelIr(const Module& module, bool optimized);
+
 class CpuExecutable {
  public:
   // Compiles `module` (left untouched: the executable owns an optimised copy).

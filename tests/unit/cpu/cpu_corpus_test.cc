@@ -18,12 +18,13 @@
 #include "gtest/gtest.h"
 #include "replay/backends/cpu/cpu_backend.h"
 #include "replay/evaluator/evaluator.h"
-#include "tests/unit/evaluator/pattern_literal.h"
+#include "tests/unit/evaluator/corpus_inputs.h"
 
 namespace hlowb {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CorpusFiles;
 using testing::Pattern;
 
 constexpr double kMaxInterpreterSeconds = 3.0;
@@ -82,18 +83,7 @@ std::string Disagreement(const Literal& want, const Literal& got, const std::str
 }
 
 TEST(CpuCorpus, EveryModuleTheInterpreterRunsAgreesOnCpu) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  fs::path root(HLOWB_CORPUS_DIR);
-  if (fs::is_directory(root, ec)) {
-    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-      std::string ext = entry.path().extension().string();
-      if (entry.is_regular_file() && (ext == ".hlo" || ext == ".txt")) {
-        files.push_back(entry.path().string());
-      }
-    }
-  }
-  std::sort(files.begin(), files.end());
+  std::vector<std::string> files = CorpusFiles(HLOWB_CORPUS_DIR);
   if (files.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
 
   EvaluatorOptions options;

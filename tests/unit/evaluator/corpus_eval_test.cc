@@ -17,31 +17,18 @@
 #include "core/text/parser.h"
 #include "gtest/gtest.h"
 #include "replay/evaluator/evaluator.h"
-#include "tests/unit/evaluator/pattern_literal.h"
+#include "tests/unit/evaluator/corpus_inputs.h"
 
 namespace hlowb {
 namespace {
 
+using testing::CorpusFiles;
 using testing::Pattern;
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> CorpusFiles() {
-  std::vector<std::string> files;
-  std::error_code ec;
-  fs::path root(HLOWB_CORPUS_DIR);
-  if (!fs::is_directory(root, ec)) return files;
-  for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-    if (!entry.is_regular_file()) continue;
-    std::string ext = entry.path().extension().string();
-    if (ext == ".hlo" || ext == ".txt") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 TEST(EvalCorpus, EveryModuleEvaluatesOrNamesTheUnsupportedFeature) {
-  std::vector<std::string> files = CorpusFiles();
+  std::vector<std::string> files = CorpusFiles(HLOWB_CORPUS_DIR);
   if (files.empty()) GTEST_SKIP() << "corpus folder " << HLOWB_CORPUS_DIR << " is absent";
   EvaluatorOptions options;
   options.memory_budget_bytes = uint64_t{2} << 30;

@@ -1,8 +1,12 @@
-// Deterministic small-valued literals for corpus runs (see Pattern).
-#ifndef HLOWB_TESTS_UNIT_EVALUATOR_PATTERN_LITERAL_H_
-#define HLOWB_TESTS_UNIT_EVALUATOR_PATTERN_LITERAL_H_
+// Corpus runs: the corpus files (CorpusFiles) and deterministic small-valued inputs (Pattern).
+#ifndef HLOWB_TESTS_UNIT_EVALUATOR_CORPUS_INPUTS_H_
+#define HLOWB_TESTS_UNIT_EVALUATOR_CORPUS_INPUTS_H_
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "core/ir/float_types.h"
 #include "core/ir/literal.h"
@@ -65,6 +69,20 @@ inline Literal Pattern(const Shape& shape, int salt) {
   return l;
 }
 
+// The corpus's .hlo and .txt files under `root`, sorted; empty when the folder is absent.
+inline std::vector<std::string> CorpusFiles(const std::string& root) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root, ec)) return files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root, ec)) {
+    if (!entry.is_regular_file()) continue;
+    std::string ext = entry.path().extension().string();
+    if (ext == ".hlo" || ext == ".txt") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 }  // namespace hlowb::testing
 
-#endif  // HLOWB_TESTS_UNIT_EVALUATOR_PATTERN_LITERAL_H_
+#endif  // HLOWB_TESTS_UNIT_EVALUATOR_CORPUS_INPUTS_H_
