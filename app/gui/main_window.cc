@@ -39,9 +39,11 @@
 #include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
@@ -186,6 +188,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   diff_summary_ = new QLabel;
   diff_summary_->setObjectName(QStringLiteral("diffSummary"));
   diff_summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A long summary wraps instead of widening the central area (which would squeeze the docks
+  // the user sized, or widen the window past the screen).
+  diff_summary_->setWordWrap(true);
+  diff_summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  diff_summary_->setMinimumWidth(120);
   auto* diff_close = new QToolButton;
   diff_close->setText(tr("Clear"));
   diff_close->setToolTip(tr("Stop comparing"));
@@ -461,6 +468,13 @@ void MainWindow::BuildActions() {
   QAction* previous_change =
       view_menu_->addAction(tr("Pre&vious Change"), this, [this] { StepChange(true); });
   previous_change->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_BracketLeft));
+  // A fusion pass adds hundreds of lines inside fused computations: these walks skip them.
+  QAction* next_top = view_menu_->addAction(tr("Next Changed &Top-Level Instruction"), this,
+                                            [this] { StepChange(false, true); });
+  next_top->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_BracketRight));
+  QAction* previous_top = view_menu_->addAction(tr("Previous Changed Top-Level Instruction"), this,
+                                                [this] { StepChange(true, true); });
+  previous_top->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_BracketLeft));
   view_menu_->addSeparator();
   QAction* hide = view_menu_->addAction(tr("&Hide Unchanged Passes"));
   hide->setCheckable(true);
@@ -558,6 +572,10 @@ void MainWindow::BuildActions() {
   search_edit_->setMaximumWidth(420);
   search_bar_->addWidget(new QLabel(tr(" Find: ")));
   search_bar_->addWidget(search_edit_);
+  search_count_ = new QLabel;
+  search_count_->setObjectName(QStringLiteral("searchCount"));
+  search_count_->setContentsMargins(6, 0, 6, 0);
+  search_bar_->addWidget(search_count_);
   search_bar_->addAction(style()->standardIcon(QStyle::SP_ArrowUp), tr("Previous"), this,
                          [this] { Find(search_edit_->text(), true); });
   search_bar_->addAction(style()->standardIcon(QStyle::SP_ArrowDown), tr("Next"), this,
@@ -568,6 +586,16 @@ void MainWindow::BuildActions() {
   close_find->setShortcutContext(Qt::WidgetWithChildrenShortcut);
   connect(search_edit_, &QLineEdit::returnPressed, this, [this] {
     Find(search_edit_->text(), QApplication::keyboardModifiers() & Qt::ShiftModifier);
+  });
+  // A changed query or a closed bar leaves no stale count or highlights behind.
+  connect(search_edit_, &QLineEdit::textEdited, this, [this] {
+    search_count_->clear();
+    HighlightSearch(QString());
+  });
+  connect(search_bar_, &QToolBar::visibilityChanged, this, [this](bool visible) {
+    if (visible) return;
+    search_count_->clear();
+    HighlightSearch(QString());
   });
   search_bar_->hide();
 }
@@ -597,7 +625,8 @@ void MainWindow::RestoreSettings() {
   if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
     resize(1440, 900);
   }
-  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  default_docks_pending_ =
+      !restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
   if (splitter_->sizes().value(0) == 0 || splitter_->sizes().value(1) == 0) {
     splitter_->setSizes({600, 400});
@@ -677,6 +706,21 @@ void MainWindow::dropEvent(QDropEvent* event) {
   if (urls.isEmpty() || !urls.first().isLocalFile()) return;
   event->acceptProposedAction();
   OpenPath(urls.first().toLocalFile());
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (!default_docks_pending_) return;
+  default_docks_pending_ = false;
+  // Dock widths only take once the window has its size: before, the docks open at their
+  // narrow minimum and cut the module names and the timeline's Pass column.
+  QTimer::singleShot(0, this, [this] {
+    auto* modules = findChild<QDockWidget*>(QStringLiteral("modulesDock"));
+    auto* computations = findChild<QDockWidget*>(QStringLiteral("computationsDock"));
+    if (modules == nullptr || computations == nullptr) return;
+    const int side = std::clamp(width() / 4, 240, kDefaultDockWidth);
+    resizeDocks({modules, computations}, {side, side}, Qt::Horizontal);
+  });
 }
 
 void MainWindow::changeEvent(QEvent* event) {
@@ -1074,6 +1118,8 @@ void MainWindow::ShowModule(std::shared_ptr<const Module> module, int row) {
   if (row >= 0 && row < static_cast<int>(rows_.size())) rows_[row].last_used = ++use_clock_;
   computations_model_->SetModule(module_);
   text_->SetModule(module_);
+  // Search highlights name this module's instructions (the old ones' pointers go).
+  HighlightSearch(search_query_);
 
   const Computation* computation = nullptr;
   if (!computation_name_.isEmpty()) {
@@ -1184,6 +1230,8 @@ void MainWindow::OnTextActivated(const hlowb::Instruction* instruction) {
 
 void MainWindow::OnPropertiesActivated(const hlowb::Instruction* instruction) {
   if (syncing_ || !instruction) return;
+  // A removed instruction's ghost links into the compared base state, not the shown one.
+  if (instruction->parent() == nullptr || instruction->parent()->parent() != module_.get()) return;
   SyncSelection(instruction, true, true, true);
 }
 
@@ -1256,15 +1304,105 @@ void MainWindow::ShowSearchBar() {
   search_edit_->selectAll();
 }
 
+namespace {
+
+std::string LowerAscii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool Contains(const std::string& haystack, const std::string& lower_needle) {
+  return LowerAscii(haystack).find(lower_needle) != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<const Instruction*> MainWindow::SearchMatches(const QString& query) const {
+  std::vector<const Instruction*> matches;
+  const std::string needle = LowerAscii(query.trimmed().toStdString());
+  if (!module_ || needle.empty()) return matches;
+  for (const auto& c : module_->computations()) {
+    for (const Instruction* i : c->instructions()) {
+      bool hit =
+          Contains(i->name(), needle) || Contains(std::string(OpcodeName(i->opcode())), needle);
+      if (const OpMetadata* md = i->metadata(); !hit && md != nullptr) {
+        hit = Contains(md->op_name, needle) || Contains(md->op_type, needle);
+      }
+      // A reducer, fused computation or loop body named like the query: its caller matches.
+      for (const Computation* called : i->called_computations()) {
+        if (!hit && called != nullptr) hit = Contains(called->name(), needle);
+      }
+      if (hit) matches.push_back(i);
+    }
+  }
+  return matches;
+}
+
+std::vector<const Instruction*> MainWindow::HighlightSearch(const QString& query) {
+  search_query_ = query;
+  std::vector<const Instruction*> matches = SearchMatches(query);
+  graph_->SetSearchMatches(std::unordered_set<const Instruction*>(matches.begin(), matches.end()));
+  text_->SetSearchHighlight(query.trimmed());
+  return matches;
+}
+
+QString MainWindow::search_status() const { return search_count_->text(); }
+
 bool MainWindow::Find(const QString& query, bool backwards) {
   if (query.isEmpty()) {
     ShowSearchBar();
     return false;
   }
-  if (graph_->computation() && graph_->FindNext(query, backwards)) return true;
-  if (text_->Find(query, backwards)) return true;
-  statusBar()->showMessage(tr("No match for '%1'").arg(query), 5000);
-  return false;
+  // The bar shows the query and the count, also for F3 pressed with the bar closed.
+  if (search_edit_->text() != query) search_edit_->setText(query);
+  search_bar_->show();
+  const std::vector<const Instruction*> matches = HighlightSearch(query);
+  if (matches.empty()) {
+    // No instruction says it; the text may (an attribute, a computation's header).
+    if (text_->Find(query.trimmed(), backwards)) {
+      search_count_->setText(tr("in the text only"));
+      statusBar()->showMessage(tr("No instruction matches '%1'; found in the text").arg(query),
+                               5000);
+      return true;
+    }
+    search_count_->setText(tr("no match"));
+    statusBar()->showMessage(tr("No match for '%1'").arg(query), 5000);
+    return false;
+  }
+  // From the selected instruction, in the text's order: the matches before it count.
+  const int n = static_cast<int>(matches.size());
+  const std::string selected = selected_name_.toStdString();
+  int at = -1;     // the selection's index among the matches
+  int before = 0;  // matches before the selection
+  if (!selected.empty() && module_) {
+    std::unordered_map<const Instruction*, int> index;
+    for (int k = 0; k < n; ++k) index.emplace(matches[k], k);
+    bool found = false;
+    for (const auto& c : module_->computations()) {
+      for (const Instruction* i : c->instructions()) {
+        if (i->name() == selected) {
+          found = true;
+          if (auto it = index.find(i); it != index.end()) at = it->second;
+          break;
+        }
+        before += index.count(i) != 0;
+      }
+      if (found) break;
+    }
+    if (!found) before = 0;
+  }
+  int next;
+  if (at >= 0) {
+    next = (at + (backwards ? n - 1 : 1)) % n;
+  } else {
+    next = backwards ? (before + n - 1) % n : before % n;
+  }
+  const Instruction* target = matches[next];
+  SelectInstruction(target);
+  search_count_->setText(tr("%1 of %2").arg(next + 1).arg(n));
+  statusBar()->showMessage(
+      tr("Match %1 of %2 for '%3': %4").arg(next + 1).arg(n).arg(query, Q(target->name())), 5000);
+  return true;
 }
 
 absl::Status MainWindow::ExportView(const QString& path) {
@@ -1792,22 +1930,27 @@ void MainWindow::UpdateTimelineMarks() {
   syncing_ = was_syncing;
 }
 
-int MainWindow::StepChange(bool backwards) {
+int MainWindow::StepChange(bool backwards, bool top_level_only) {
   if (!IsComparing() || !side_by_side_ || diff_view_->LineCount() == 0) {
     SelectNextChange(backwards);
     return -1;
   }
-  const int line = diff_view_->GoToChange(backwards);
+  const int line = diff_view_->GoToChange(backwards, top_level_only);
   const SideBySideLine* at = diff_view_->LineAt(line);
   if (at == nullptr) return -1;
   if (at->b != nullptr) {
     from_diff_view_ = true;
     SelectInstruction(at->b);
     from_diff_view_ = false;
+  } else if (at->a != nullptr && diff_base_module_) {
+    // Removed: Properties shows what it was (in the base state), not the last selection.
+    properties_->SetGhost(diff_base_module_, at->a, at->note.empty() ? tr("removed") : Q(at->note));
   }
+  // A removed line says where the instruction went ("removed (fused into fusion.2)").
   statusBar()->showMessage(
       at->b != nullptr ? tr("%1: %2").arg(Q(std::string(DiffKindName(at->kind))), Q(at->b->name()))
-                       : tr("removed: %1").arg(at->a != nullptr ? Q(at->a->name()) : QString()),
+                       : tr("%1: %2").arg(at->a != nullptr ? Q(at->a->name()) : QString(),
+                                          at->note.empty() ? tr("removed") : Q(at->note)),
       5000);
   return line;
 }

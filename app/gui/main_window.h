@@ -89,8 +89,13 @@ class MainWindow : public QMainWindow {
   void SelectInstruction(const hlowb::Instruction* instruction);
   // Selects an instruction of the current module by name; false when there is none.
   bool SelectInstructionByName(const QString& name);
-  // Searches the graph (then the text) for the next or previous match.
+  // Selects the next (or previous) instruction of the module whose name, opcode, op_name,
+  // op_type or called computation's name contains `query` (in the text's order, wrapping), says
+  // which of how many it is ("3 of 12") and highlights every match in the graph and the text;
+  // when no instruction matches, finds it in the text. False when nothing matches.
   bool Find(const QString& query, bool backwards = false);
+  // The search bar's count ("3 of 12"), empty when no search is shown.
+  QString search_status() const;
   // Writes the graph as SVG, PNG or DOT, chosen by the file's extension.
   absl::Status ExportView(const QString& path);
   void CancelLoading();
@@ -149,9 +154,10 @@ class MainWindow : public QMainWindow {
   void SetSideBySide(bool on);
   bool side_by_side() const { return side_by_side_; }
   // The next (previous) change of the side-by-side view, removed lines included, with the
-  // shown state's instruction on that line selected; without the view, SelectNextChange.
-  // Returns the diff view's line, -1 when there is none.
-  int StepChange(bool backwards = false);
+  // shown state's instruction on that line selected (for a removed line, Properties shows the
+  // removed instruction as it was); `top_level_only` skips the lines of fused computations.
+  // Without the view, SelectNextChange. Returns the diff view's line, -1 when there is none.
+  int StepChange(bool backwards = false, bool top_level_only = false);
   // Recomputes the History panel for the selected instruction (it follows the selection and
   // the shown state by itself while its dock is visible).
   void UpdateHistory();
@@ -237,6 +243,7 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void changeEvent(QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   void BuildActions();
@@ -277,6 +284,10 @@ class MainWindow : public QMainWindow {
   void SyncSelection(const Instruction* instruction, bool graph, bool text, bool properties);
   void ExportWithDialog(const QString& extension, const QString& filter);
   void ShowSearchBar();
+  // The module's instructions matching `query`, in the text's order.
+  std::vector<const Instruction*> SearchMatches(const QString& query) const;
+  // Highlights `query`'s matches in the graph and the text (empty: none); returns them.
+  std::vector<const Instruction*> HighlightSearch(const QString& query);
 
   // Comparing and history (main_window.cc, "Comparing" and "History").
   void BuildCompareUi();
@@ -312,6 +323,11 @@ class MainWindow : public QMainWindow {
   // replay: they belong to the document and module they were computed for.
   void ForgetReplayResults();
   const Instruction* FindReplayInstruction(const QString& computation, const QString& name) const;
+  // Colours the graph by the measure of the run that just finished (none: off), unless the
+  // user turned the heat map off.
+  void FollowRunMeasure(viewer::HeatMetric measure);
+  int replay_runs_ = 0;
+  QString replay_run_label_;  // "run 2: NaN/Inf locator on interpreter, 0007 …"
   ReplayController* replay_ = nullptr;
   quint64 replay_id_ = 0;
   hlowb::worker::ReplayRequest last_replay_;
@@ -340,6 +356,8 @@ class MainWindow : public QMainWindow {
   QCheckBox* hide_unchanged_ = nullptr;
   QToolBar* search_bar_ = nullptr;
   QLineEdit* search_edit_ = nullptr;
+  QLabel* search_count_ = nullptr;
+  QString search_query_;  // highlighted in the graph and the text
   QSpinBox* radius_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_ = nullptr;
@@ -383,6 +401,9 @@ class MainWindow : public QMainWindow {
   bool syncing_ = false;
   bool was_busy_ = false;
   QString theme_ = QStringLiteral("system");
+  // The docks' widths on first show when no saved layout was restored.
+  static constexpr int kDefaultDockWidth = 340;
+  bool default_docks_pending_ = true;
 
   // Comparing.
   QStackedWidget* text_stack_ = nullptr;  // the text view, or the side-by-side view

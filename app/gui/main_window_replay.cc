@@ -201,6 +201,16 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
   last_replay_ = request;
   replayed_module_ = module_;
   replay_dump_module_ = module_index_;
+  // What the result tables will say they came from.
+  const QString mode = settings.mode == viewer::ReplayMode::kFindNonfinite  ? tr("NaN/Inf locator")
+                       : settings.mode == viewer::ReplayMode::kIsolate      ? tr("isolation")
+                       : settings.mode == viewer::ReplayMode::kBisectPasses ? tr("pass bisection")
+                                                                            : tr("comparison");
+  replay_run_label_ = tr("run %1: %2 on %3").arg(++replay_runs_).arg(mode, settings.platform);
+  if (settings.mode != viewer::ReplayMode::kBisectPasses && shown_row_ >= 0 &&
+      shown_row_ < static_cast<int>(states_.size())) {
+    replay_run_label_ += tr(", %1").arg(Q(states_[shown_row_].label));
+  }
   replay_panel_->SetRunning(true);
   replay_id_ = replay_->Submit(request);
 }
@@ -212,6 +222,22 @@ void MainWindow::OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayRes
   *last_result_.mutable_profile() = result.profile();
   *last_result_.mutable_isolation() = result.isolation();
   QTabWidget* tabs = replay_panel_->tabs();
+  // Every table shows this run's rows, or says that this run made none: no table keeps an
+  // earlier run's numbers under a newer verdict.
+  replay_panel_->SetResultsSource(replay_run_label_);
+  std::vector<viewer::ProfileRowView> profile;
+  for (const auto& p : result.profile()) {
+    profile.push_back({Q(p.name()), Q(p.computation()), p.seconds(), p.executions(), p.nan_count(),
+                       p.inf_count(), p.elements(), p.min(), p.max()});
+  }
+  const bool profiled = !profile.empty();
+  replay_panel_->ShowProfile(std::move(profile));
+  if (!last_replay_.bisect_passes()) replay_panel_->ShowBisect({}, -1);
+  if (!last_replay_.isolate_instructions()) replay_panel_->ShowIsolation({}, QString());
+  if (last_replay_.bisect_passes() || last_replay_.isolate_instructions() ||
+      last_replay_.find_nonfinite()) {
+    replay_panel_->ShowValues({});  // only comparisons bring values back
+  }
   if (last_replay_.bisect_passes()) {
     std::vector<viewer::BisectRowView> rows;
     std::map<std::string, QString> verdicts;
@@ -231,6 +257,7 @@ void MainWindow::OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayRes
     }
     replay_panel_->ShowResult(verdict, Q(result.bisect_report()));
     tabs->setCurrentIndex(TabIndex(tabs, tr("Passes")));
+    FollowRunMeasure(viewer::HeatMetric::kOff);  // no per-instruction numbers
     return;
   }
   if (last_replay_.isolate_instructions()) {
@@ -249,13 +276,12 @@ void MainWindow::OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayRes
                                        : tr("ISOLATED: %n instruction(s) differ", "", bad),
                               details);
     tabs->setCurrentIndex(TabIndex(tabs, tr("Isolation")));
-    if (replay_panel_->heat_metric() == viewer::HeatMetric::kIsolationError) {
-      ApplyHeatMap(viewer::HeatMetric::kIsolationError);
-    }
+    FollowRunMeasure(viewer::HeatMetric::kIsolationError);
     return;
   }
   if (result.has_nonfinite()) {
     const auto& n = result.nonfinite();
+    FollowRunMeasure(profiled ? viewer::HeatMetric::kNonfinite : viewer::HeatMetric::kOff);
     if (!n.found()) {
       replay_panel_->ShowResult(tr("No NaN or Inf"), Q(n.report()));
       return;
@@ -293,19 +319,19 @@ void MainWindow::OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayRes
   });
   watcher->setFuture(QtConcurrent::run([payload] { return DecodeReplayValues(*payload); }));
   for (const std::string& w : result.warnings()) details += tr("Note: %1\n").arg(Q(w));
-  std::vector<viewer::ProfileRowView> profile;
-  for (const auto& p : result.profile()) {
-    profile.push_back({Q(p.name()), Q(p.computation()), p.seconds(), p.executions(),
-                       p.nan_count(), p.inf_count(), p.elements(), p.min(), p.max()});
-  }
-  replay_panel_->ShowProfile(std::move(profile));
   const QString verdict = !compared           ? QStringLiteral("RAN")
                           : result.all_match() ? QStringLiteral("MATCHED")
                                                : QStringLiteral("MISMATCH");
   replay_panel_->ShowResult(verdict, details);
-  if (replay_panel_->heat_metric() != viewer::HeatMetric::kOff) {
-    ApplyHeatMap(replay_panel_->heat_metric());
+  FollowRunMeasure(profiled ? viewer::HeatMetric::kTime : viewer::HeatMetric::kOff);
+}
+
+void MainWindow::FollowRunMeasure(viewer::HeatMetric measure) {
+  if (!replay_panel_->heat_map_turned_off() && replay_panel_->heat_metric() != measure) {
+    replay_panel_->SetHeatMetric(measure);  // heatMetricChanged draws it
+    return;
   }
+  ApplyHeatMap(replay_panel_->heat_metric());
 }
 
 const Instruction* MainWindow::FindReplayInstruction(const QString& computation,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -88,30 +89,132 @@ class Differ {
   absl::flat_hash_map<const Instruction*, const Instruction*> a_to_b_out_, b_to_a_out_;
 
  private:
-  // A removed instruction whose twin (same opcode and name stem) appears inside the computation
-  // of a fusion that is new in B was fused into that fusion.
+  // A removed instruction that reappears inside the computation of a fusion of B — a new
+  // fusion, or an existing one that grew — was fused into it. Its twin there is an instruction
+  // that has no match in A, of the same opcode and shape, that reads what the removed one read
+  // (fusion parameters standing for its matched operands, or the twins of its removed
+  // operands), with the same metadata or name stem. The best-scoring twin not already taken
+  // wins; XLA duplicates cheap producers into several fusions, so a taken one still counts
+  // when nothing else fits.
   void NoteFusedAway(ModuleDiff* diff) {
-    absl::flat_hash_map<std::string, const Instruction*> fused_by_key;
+    struct Candidate {
+      const Instruction* inst;
+      const Instruction* fusion;
+    };
+    auto key = [](const Instruction* i) {
+      uint64_t h = HashCombine(static_cast<uint64_t>(i->opcode()),
+                               static_cast<uint64_t>(i->shape().element_type()));
+      for (int64_t d : i->shape().dimensions()) h = HashCombine(h, static_cast<uint64_t>(d));
+      return h;
+    };
+    // By opcode and shape, and again by op_name too: big fusion passes remove thousands of
+    // instructions, and comparing each with every candidate of its shape would be quadratic.
+    absl::flat_hash_map<uint64_t, std::vector<Candidate>> candidates, by_op_name;
+    auto named_key = [&key](const Instruction* i) -> std::optional<uint64_t> {
+      const OpMetadata* md = i->metadata();
+      if (md == nullptr || md->op_name.empty()) return std::nullopt;
+      return HashCombine(key(i), HashString(md->op_name));
+    };
     for (const auto& c : b_.computations()) {
       for (const Instruction* f : c->instructions()) {
-        if (f->opcode() != Opcode::kFusion || b_to_a_.contains(f)) continue;
+        if (f->opcode() != Opcode::kFusion) continue;
         for (const Computation* fc : f->called_computations()) {
           if (!fc) continue;
           for (const Instruction* i : fc->instructions()) {
-            if (i->opcode() == Opcode::kParameter) continue;
-            fused_by_key.emplace(StrCat(OpcodeName(i->opcode()), "/", NameStem(i->name())), f);
+            if (i->opcode() == Opcode::kParameter || b_to_a_.contains(i)) continue;
+            candidates[key(i)].push_back({i, f});
+            if (auto k = named_key(i)) by_op_name[*k].push_back({i, f});
           }
         }
       }
     }
-    if (fused_by_key.empty()) return;
+    if (candidates.empty()) return;
+    absl::flat_hash_map<const Instruction*, InstructionDiff*> removed;
     for (ComputationDiff& c : diff->computations) {
       for (InstructionDiff& r : c.rows) {
-        if (r.kind != DiffKind::kRemoved) continue;
-        auto it = fused_by_key.find(StrCat(OpcodeName(r.a->opcode()), "/", NameStem(r.a->name())));
-        if (it != fused_by_key.end()) r.fused_into = it->second;
+        if (r.kind == DiffKind::kRemoved && r.a) removed[r.a] = &r;
       }
     }
+    absl::flat_hash_map<const Instruction*, Candidate> twin;  // removed A -> where it went in B
+    absl::flat_hash_set<const Instruction*> taken;
+    // In A's order, so that operands find their twins before their users.
+    for (const auto& c : a_.computations()) {
+      for (const Instruction* x : c->instructions()) {
+        auto r = removed.find(x);
+        if (r == removed.end()) continue;
+        const Candidate* best = nullptr;
+        const std::vector<Candidate>* list = nullptr;
+        if (auto k = named_key(x)) {
+          if (auto named = by_op_name.find(*k); named != by_op_name.end()) list = &named->second;
+        }
+        if (list == nullptr) {
+          if (auto all = candidates.find(key(x)); all != candidates.end()) list = &all->second;
+        }
+        if (list == nullptr) {
+          // A fusion merged into another: it went where its fused root went.
+          if (x->opcode() == Opcode::kFusion && !x->called_computations().empty() &&
+              x->called_computations()[0] != nullptr) {
+            auto t = twin.find(x->called_computations()[0]->root());
+            if (t != twin.end()) {
+              r->second->fused_into = t->second.fusion;
+              r->second->fused_as = t->second.inst;
+              twin.emplace(x, t->second);
+            }
+          }
+          continue;
+        }
+        int best_score = 0;
+        for (const Candidate& y : *list) {
+          if (y.inst->opcode() != x->opcode() || !y.inst->shape().Compatible(x->shape())) continue;
+          int score = TwinScore(*x, *y.inst, *y.fusion, twin);
+          if (score <= 0) continue;
+          if (taken.contains(y.inst)) score -= 4;  // another removed instruction's twin already
+          if (best == nullptr || score > best_score) {
+            best = &y;
+            best_score = score;
+          }
+        }
+        if (best == nullptr) continue;
+        r->second->fused_into = best->fusion;
+        r->second->fused_as = best->inst;
+        twin.emplace(x, *best);
+        taken.insert(best->inst);
+      }
+    }
+  }
+
+  // How much speaks for `y` (inside the computation `fusion` calls) being removed `x`: 0 when
+  // nothing does.
+  template <typename TwinMap>
+  int TwinScore(const Instruction& x, const Instruction& y, const Instruction& fusion,
+                const TwinMap& twin) const {
+    int score = 0;
+    const int n = std::min(x.operand_count(), y.operand_count());
+    for (int k = 0; k < n; ++k) {
+      const Instruction* xo = x.operand(k);
+      const Instruction* yo = y.operand(k);
+      if (yo->opcode() == Opcode::kParameter && yo->parameter_number() < fusion.operand_count()) {
+        // A parameter of the fused computation: the fusion's operand stands for it.
+        const Instruction* outside = fusion.operand(static_cast<int>(yo->parameter_number()));
+        auto m = a_to_b_.find(xo);
+        if (m != a_to_b_.end() && m->second == outside) score += 3;
+        auto t = twin.find(xo);
+        if (t != twin.end() && t->second.fusion == outside) score += 3;
+      } else if (auto t = twin.find(xo); t != twin.end() && t->second.inst == yo) {
+        score += 3;
+      } else if (xo->opcode() == yo->opcode()) {
+        score += 1;
+      }
+    }
+    const OpMetadata* mx = x.metadata();
+    const OpMetadata* my = y.metadata();
+    if (mx && my && !mx->op_name.empty() && mx->op_name == my->op_name) {
+      score += 2;
+      if (mx->source_line != 0 && mx->source_line == my->source_line) score += 1;
+    }
+    if (NameStem(x.name()) == NameStem(y.name())) score += 1;
+    if (sig_a_.at(&x) == sig_b_.at(&y)) score += 1;
+    return score;
   }
 
   void PairComputations(const Computation* ca, const Computation* cb) {

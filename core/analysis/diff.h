@@ -28,8 +28,11 @@ struct InstructionDiff {
   // For kChanged: any of "opcode", "shape", "layout", "attributes", "operands", "name",
   // "called computations".
   std::vector<std::string> changes;
-  // For kRemoved: the new fusion (in B) that swallowed this instruction, if one did.
+  // For kRemoved: the fusion (in B) that swallowed this instruction, if one did — a new fusion
+  // or one that grew — and the instruction of its fused computation it became (a History
+  // follows it there).
   const Instruction* fused_into = nullptr;
+  const Instruction* fused_as = nullptr;
 };
 
 struct ComputationDiff {

@@ -107,6 +107,16 @@ const InstructionDiff* RowForB(const ModuleDiff& d, const Instruction* b) {
   return nullptr;
 }
 
+// The removed row whose instruction became `b` inside a fusion; null if none.
+const InstructionDiff* FusedRowFor(const ModuleDiff& d, const Instruction* b) {
+  for (const ComputationDiff& c : d.computations) {
+    for (const InstructionDiff& r : c.rows) {
+      if (r.kind == DiffKind::kRemoved && r.fused_as == b && r.fused_into) return &r;
+    }
+  }
+  return nullptr;
+}
+
 std::string Changes(const InstructionDiff& r) {
   std::string s;
   for (const std::string& c : r.changes) {
@@ -150,6 +160,13 @@ std::vector<ProvenanceStep> TraceInstruction(const std::vector<TimelineInput>& s
       return {};
     }
     const InstructionDiff* r = RowForA(d, cur);
+    if (r && r->kind == DiffKind::kRemoved && r->fused_into && r->fused_as) {
+      // Fused away: followed on inside the fusion's computation.
+      steps[i + 1].name = r->fused_as->name();
+      steps[i + 1].event = StrCat("fused into ", r->fused_into->name());
+      cur = r->fused_as;
+      continue;
+    }
     if (!r || r->kind == DiffKind::kRemoved) {
       steps[i + 1].event = r && r->fused_into ? StrCat("fused into ", r->fused_into->name()) : "removed";
       cur = nullptr;
@@ -175,6 +192,14 @@ std::vector<ProvenanceStep> TraceInstruction(const std::vector<TimelineInput>& s
       return {};
     }
     const InstructionDiff* r = RowForB(d, cur);
+    if (const InstructionDiff* fused = FusedRowFor(d, cur)) {
+      // An instruction of a fused computation that was a top-level one before the fusion.
+      steps[i].event = StrCat("fused into ", fused->fused_into->name());
+      steps[i - 1].name = fused->a->name();
+      steps[i - 1].event = "present";
+      cur = fused->a;
+      continue;
+    }
     if (!r || r->kind == DiffKind::kAdded) {
       steps[i].event = steps[i].event == "present" ? "created" : StrCat("created; ", steps[i].event);
       break;

@@ -51,7 +51,9 @@ struct ProvenanceStep {
 };
 
 // Follows `instruction` (a name in states[start]) backward and forward through the states,
-// matching it across each adjacent pair with the structural diff. `progress` (optional) is
+// matching it across each adjacent pair with the structural diff. An instruction fused into a
+// fusion is followed on as its copy inside the fused computation (event "fused into X", the
+// copy's name), and a fused copy back to the instruction it was. `progress` (optional) is
 // called after each pair is compared with the number compared and the most there can be;
 // returning false stops the trace, which then returns nothing with `error` "cancelled".
 std::vector<ProvenanceStep> TraceInstruction(

@@ -195,7 +195,7 @@ TEST(Provenance, TraceReportsProgressAndStops) {
   EXPECT_EQ(steps[0].name, "add.1");
   EXPECT_EQ(steps[1].event, "present");
   EXPECT_EQ(steps[2].event, "fused into fusion");
-  EXPECT_TRUE(steps[2].name.empty());
+  EXPECT_EQ(steps[2].name, "add.1");  // followed on inside fused_computation
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0], std::make_pair(1, 2));
   EXPECT_EQ(calls[1], std::make_pair(2, 2));
@@ -204,6 +204,120 @@ TEST(Provenance, TraceReportsProgressAndStops) {
   steps = TraceInstruction(states, 1, "add.1", &error, [](int, int) { return false; });
   EXPECT_TRUE(steps.empty());
   EXPECT_EQ(error, "cancelled");
+}
+
+// Two states of a fusion pass: add.2 is fused into a fusion that already existed (its
+// computation grows), add.3 into a new one; both fusions hold an add.
+constexpr char kBeforeFusion[] = R"(HloModule m
+
+fused_computation {
+  param_0 = f32[8] parameter(0)
+  ROOT neg.1 = f32[8] negate(param_0)
+}
+
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  add.2 = f32[8] add(p0, p1)
+  fusion = f32[8] fusion(add.2), kind=kLoop, calls=fused_computation
+  add.3 = f32[8] add(p1, p1)
+  ROOT t = (f32[8], f32[8]) tuple(fusion, add.3)
+}
+)";
+
+constexpr char kAfterFusion[] = R"(HloModule m
+
+fused_computation {
+  param_0 = f32[8] parameter(0)
+  param_1 = f32[8] parameter(1)
+  add.5 = f32[8] add(param_0, param_1)
+  ROOT neg.1 = f32[8] negate(add.5)
+}
+
+fused_computation.1 {
+  param_0.1 = f32[8] parameter(0)
+  add.6 = f32[8] add(param_0.1, param_0.1)
+  ROOT exponential.7 = f32[8] exponential(add.6)
+}
+
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  fusion = f32[8] fusion(p0, p1), kind=kLoop, calls=fused_computation
+  fusion.1 = f32[8] fusion(p1), kind=kLoop, calls=fused_computation.1
+  ROOT t = (f32[8], f32[8]) tuple(fusion, fusion.1)
+}
+)";
+
+const InstructionDiff* RemovedRow(const ModuleDiff& d, const std::string& name) {
+  for (const ComputationDiff& c : d.computations) {
+    for (const InstructionDiff& r : c.rows) {
+      if (r.kind == DiffKind::kRemoved && r.a->name() == name) return &r;
+    }
+  }
+  return nullptr;
+}
+
+// Each fused instruction is reported with the fusion that took it — a grown fusion as well as
+// a new one, told apart by what the fused copy reads — and the copy it became.
+TEST(Diff, SaysWhichFusionTookARemovedInstruction) {
+  auto a = ParseModule(kBeforeFusion);
+  auto b = ParseModule(kAfterFusion);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const ModuleDiff d = DiffModules(**a, **b);
+  const InstructionDiff* add2 = RemovedRow(d, "add.2");
+  const InstructionDiff* add3 = RemovedRow(d, "add.3");
+  ASSERT_TRUE(add2 && add3);
+  ASSERT_NE(add2->fused_into, nullptr);
+  EXPECT_EQ(add2->fused_into->name(), "fusion");
+  ASSERT_NE(add2->fused_as, nullptr);
+  EXPECT_EQ(add2->fused_as->name(), "add.5");
+  ASSERT_NE(add3->fused_into, nullptr);
+  EXPECT_EQ(add3->fused_into->name(), "fusion.1");
+  ASSERT_NE(add3->fused_as, nullptr);
+  EXPECT_EQ(add3->fused_as->name(), "add.6");
+  EXPECT_NE(FormatDiffText(d).find("- add.2 add [fused into fusion]"), std::string::npos)
+      << FormatDiffText(d);
+  bool noted = false;
+  for (const SideBySideLine& l : BuildSideBySide(d)) {
+    if (l.kind == DiffKind::kRemoved && l.a != nullptr && l.a->name() == "add.3") {
+      EXPECT_EQ(l.note, "removed (fused into fusion.1)");
+      noted = true;
+    }
+  }
+  EXPECT_TRUE(noted);
+}
+
+// History goes on inside the fused computation, forward from the top-level instruction and
+// backward from its fused copy.
+TEST(Provenance, TraceContinuesIntoTheFusedComputation) {
+  auto s0 = ParseModule(kBeforeFusion);
+  auto s1 = ParseModule(kAfterFusion);
+  auto s2 = ParseModule(kAfterFusion);
+  ASSERT_TRUE(s0.ok() && s1.ok() && s2.ok());
+  std::vector<TimelineInput> states(3);
+  states[0].label = "before";
+  states[0].module = s0->get();
+  states[1].label = "0001 f: fusion";
+  states[1].module = s1->get();
+  states[2].label = "0002 f: dce";
+  states[2].module = s2->get();
+  std::string error;
+  std::vector<ProvenanceStep> steps = TraceInstruction(states, 0, "add.2", &error);
+  ASSERT_EQ(steps.size(), 3u) << error;
+  EXPECT_EQ(steps[0].name, "add.2");
+  EXPECT_EQ(steps[1].name, "add.5");
+  EXPECT_EQ(steps[1].event, "fused into fusion");
+  EXPECT_EQ(steps[2].name, "add.5");
+  EXPECT_EQ(steps[2].event, "present");
+
+  steps = TraceInstruction(states, 2, "add.6", &error);
+  ASSERT_EQ(steps.size(), 3u) << error;
+  EXPECT_EQ(steps[2].name, "add.6");
+  EXPECT_EQ(steps[1].name, "add.6");
+  EXPECT_EQ(steps[1].event, "fused into fusion.1");
+  EXPECT_EQ(steps[0].name, "add.3");
+  EXPECT_EQ(steps[0].event, "present");
 }
 
 }  // namespace

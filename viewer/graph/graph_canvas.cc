@@ -215,10 +215,13 @@ void OverviewMap::paintEvent(QPaintEvent*) {
   QRectF r(ir.left() + (v.left() - b.left()) / b.width() * ir.width(),
            ir.top() + (v.top() - b.top()) / b.height() * ir.height(),
            v.width() / b.width() * ir.width(), v.height() / b.height() * ir.height());
-  QPen pen(QColor(0xE5, 0x39, 0x35));
+  // The selection's colour: red would read as "removed" next to a compared graph.
+  const QColor frame = HighlightColor(Highlight::kSelected);
+  QPen pen(frame);
   pen.setWidth(2);
   p.setPen(pen);
-  QColor fill(0xE5, 0x39, 0x35, 40);
+  QColor fill = frame;
+  fill.setAlpha(40);
   p.setBrush(fill);
   if (r.width() < 3) r.adjust(-1.5, 0, 1.5, 0);
   if (r.height() < 3) r.adjust(0, -1.5, 0, 1.5);

@@ -43,10 +43,18 @@ constexpr double kTileSize = 512;
 
 QColor Rgb(uint32_t c) { return QColor::fromRgb(c); }
 
-const QColor kSelectColor(0xE5, 0x39, 0x35);
-const QColor kHoverColor(0xFF, 0x8F, 0x00);
-const QColor kInColor(0xD3, 0x2F, 0x2F);
-const QColor kOutColor(0x19, 0x76, 0xD2);
+// Highlights take hues the diff marks do not use (green added, orange changed, red removed),
+// so that in compare mode a red, orange or green line always means what the diff says.
+const QColor kSelectColor(0x29, 0x62, 0xFF);  // blue
+const QColor kHoverColor(0x40, 0xA9, 0xFF);   // light blue: a preview of the selection
+const QColor kInColor(0xAA, 0x00, 0xFF);      // violet: operands of the highlighted node
+const QColor kOutColor(0x00, 0xB8, 0xD4);     // cyan: its users
+// Search matches are filled like a text editor's find highlight, with dark text.
+const QColor kSearchFill(0xFF, 0xEE, 0x58);
+const QColor kSearchText(0x21, 0x21, 0x21);
+const QColor kAddedColor(0x2E, 0xA0, 0x43);
+const QColor kChangedColor(0xE3, 0x8B, 0x00);
+const QColor kRemovedColor(0xD3, 0x2F, 0x2F);
 
 QString Q(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<int>(s.size())); }
 
@@ -519,6 +527,8 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
   const QRectF& r = n.rect;
   bool selected = state & 1;
   bool hovered = state & 2;
+  const bool found = state & 0x20;
+  if (found) heat = &kSearchFill;
   if (n.frame) {
     p->setRenderHint(QPainter::Antialiasing, lod > 0.3);
     QPen pen(selected ? kSelectColor : n.stroke);
@@ -541,9 +551,7 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
   // the ghost of a removed instruction always has a red one.
   const int mark = n.role == graph::HloNodeRole::kRemoved ? 3 : (state >> 2) & 3;
   if (mark != 0) {
-    const QColor band = mark == 1   ? QColor(0x2E, 0xA0, 0x43)
-                        : mark == 2 ? QColor(0xE3, 0x8B, 0x00)
-                                    : QColor(0xD3, 0x2F, 0x2F);
+    const QColor band = DiffMarkColor(mark);
     const double grow = 4 / std::max(lod, 0.05);
     p->setRenderHint(QPainter::Antialiasing, lod >= kFlatLod);
     p->setPen(Qt::NoPen);
@@ -594,7 +602,7 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
                 QPointF(badge.center().x(), badge.bottom() - 2));
   }
   if (lod * kLabelPixels < kMinTextPixels || n.lines.empty()) return;
-  p->setPen(n.text);
+  p->setPen(found ? kSearchText : n.text);
   double line = (r.height() - 2 * kPadY) / static_cast<double>(n.lines.size());
   // Small text: the title alone (the other lines cannot be read yet and cost the most).
   size_t shown = lod * kLabelPixels < kFullLabelPixels ? 1 : n.lines.size();
@@ -627,6 +635,20 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
       p->drawText(lr, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextSingleLine, n.lines[i]);
     }
   }
+}
+
+QColor HighlightColor(Highlight highlight) {
+  switch (highlight) {
+    case Highlight::kSelected: return kSelectColor;
+    case Highlight::kHovered: return kHoverColor;
+    case Highlight::kOperandEdge: return kInColor;
+    case Highlight::kUserEdge: return kOutColor;
+  }
+  return kSelectColor;
+}
+
+QColor DiffMarkColor(int mark) {
+  return mark == 1 ? kAddedColor : mark == 2 ? kChangedColor : kRemovedColor;
 }
 
 QColor EdgeColor(uint8_t state, bool control, bool dark) {
@@ -775,6 +797,16 @@ void GraphScene::SetDiffMarks(const std::vector<uint8_t>& marks) {
   for (size_t n = 0; n < node_state_.size(); ++n) {
     const uint8_t mark = n < marks.size() ? static_cast<uint8_t>(marks[n] & 3) : 0;
     const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x0C) | (mark << 2));
+    if (state == node_state_[n]) continue;
+    node_state_[n] = state;
+    if (n < items_.size() && items_[n]) items_[n]->update();
+  }
+}
+
+void GraphScene::SetSearchMatches(const std::vector<uint8_t>& matches) {
+  for (size_t n = 0; n < node_state_.size(); ++n) {
+    const bool on = n < matches.size() && matches[n] != 0;
+    const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x20) | (on ? 0x20 : 0));
     if (state == node_state_[n]) continue;
     node_state_[n] = state;
     if (n < items_.size() && items_[n]) items_[n]->update();

@@ -164,6 +164,10 @@ class GraphScene : public QGraphicsScene {
   const QColor* heat(int node) const {
     return (node_state_[node] & 0x10) != 0 ? &heat_[node] : nullptr;
   }
+  // Per node: non-zero for a search match, filled like a find highlight (over any heat colour)
+  // and drawn by its item at every zoom.
+  void SetSearchMatches(const std::vector<uint8_t>& matches);
+  bool search_match(int node) const { return (node_state_[node] & 0x20) != 0; }
   int hovered_node() const { return hovered_; }
   // Edge state: 0 normal, 1 into the hovered/selected node, 2 out of it.
   uint8_t edge_state(int edge) const { return edge_state_[edge]; }
@@ -208,7 +212,7 @@ class GraphScene : public QGraphicsScene {
   size_t next_tile_ = 0;
   bool populated_ = false;
   std::vector<std::vector<QStaticText>> text_cache_;
-  // bit 0 selected, bit 1 hovered, bits 2-3 diff mark, bit 4 heat colour
+  // bit 0 selected, bit 1 hovered, bits 2-3 diff mark, bit 4 heat colour, bit 5 search match
   std::vector<uint8_t> node_state_;
   std::vector<QColor> heat_;
   std::vector<uint8_t> edge_state_;
@@ -219,6 +223,14 @@ class GraphScene : public QGraphicsScene {
   double far_lod_ = 0;
   bool exporting_ = false;
 };
+
+// The highlight colours: the selected and the hovered node's border, and the edges into and
+// out of the highlighted node. None shares a hue with a diff mark (DiffMarkColor), so that
+// highlighting in compare mode reads as nothing but highlighting.
+enum class Highlight : uint8_t { kSelected, kHovered, kOperandEdge, kUserEdge };
+QColor HighlightColor(Highlight highlight);
+// The band of a diff mark: 1 added (green), 2 changed (orange), 3 removed (red).
+QColor DiffMarkColor(int mark);
 
 // How items draw themselves at level of detail `lod` (scene units to pixels). `text_cache`
 // (optional) keeps the node's laid-out label lines between paints; `heat` (optional) replaces

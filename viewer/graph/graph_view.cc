@@ -39,6 +39,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #ifdef __linux__
@@ -533,6 +534,8 @@ class GraphView::Impl {
   std::unordered_map<const Instruction*, uint8_t> diff_marks;
   void ApplyHeat(gv::GraphScene* s);
   std::unordered_map<const Instruction*, double> heat;
+  void ApplySearchMatches(gv::GraphScene* s);
+  std::unordered_set<const Instruction*> search_matches;
   QWidget* heat_legend = nullptr;
   QString heat_title, heat_low, heat_high;
   std::shared_ptr<const std::vector<GraphView::RemovedGhost>> ghosts;
@@ -861,6 +864,7 @@ void GraphView::Impl::OnModel(uint64_t g, std::shared_ptr<const Prepared> prep,
   staging->SetDark(Dark());
   ApplyDiffMarks(staging);
   ApplyHeat(staging);
+  ApplySearchMatches(staging);
   staging_prep = std::move(prep);
   gv::GraphScene* s = staging;
   QTimer::singleShot(0, q, [this, s] { PopulateTick(s); });
@@ -893,6 +897,19 @@ void GraphView::Impl::ApplyDiffMarks(gv::GraphScene* s) {
     }
   }
   s->SetDiffMarks(marks);
+}
+
+void GraphView::Impl::ApplySearchMatches(gv::GraphScene* s) {
+  if (s == nullptr) return;
+  std::vector<uint8_t> on(s->model().nodes.size(), 0);
+  for (const Instruction* instruction : search_matches) {
+    auto it = s->model().by_instruction.find(instruction);
+    if (it == s->model().by_instruction.end()) continue;
+    for (int n : it->second) {
+      if (!s->model().nodes[n].frame) on[n] = 1;
+    }
+  }
+  s->SetSearchMatches(on);
 }
 
 void GraphView::Impl::ApplyHeat(gv::GraphScene* s) {
@@ -1583,6 +1600,23 @@ int GraphView::DiffMarkOf(const Instruction* instruction) const {
     if (!d.scene->model().nodes[n].frame) return d.scene->diff_mark(n);
   }
   return 0;
+}
+
+void GraphView::SetSearchMatches(std::unordered_set<const Instruction*> matches) {
+  Impl& d = *impl_;
+  d.search_matches = std::move(matches);
+  d.ApplySearchMatches(d.scene);
+  d.ApplySearchMatches(d.staging);
+}
+
+int GraphView::CountSearchMatchNodes() const {
+  const Impl& d = *impl_;
+  if (d.scene == nullptr) return 0;
+  int count = 0;
+  for (int n = 0; n < static_cast<int>(d.scene->model().nodes.size()); ++n) {
+    count += d.scene->search_match(n);
+  }
+  return count;
 }
 
 int GraphView::CountDiffMarkedNodes(int mark) const {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -88,6 +89,12 @@ class GraphView : public QWidget {
   // nodes carry `mark` (for tests and the window's summary).
   int DiffMarkOf(const Instruction* instruction) const;
   int CountDiffMarkedNodes(int mark) const;
+
+  // Search matches: their nodes are filled like a text editor's find highlight, in this graph
+  // and every later layout, until replaced (an empty set clears them). How many drawn nodes
+  // carry one (for tests).
+  void SetSearchMatches(std::unordered_set<const Instruction*> matches);
+  int CountSearchMatchNodes() const;
 
   // Heat map: each instruction's value in [0, 1] fills its node on a pale-yellow-to-red scale,
   // in this graph and every later layout, until replaced; a legend under the graph names the

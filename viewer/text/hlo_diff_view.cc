@@ -13,10 +13,12 @@
 #include <QTextCursor>
 #include <QTextDocument>
 #include <QThread>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace hlowb::viewer {
@@ -125,7 +127,11 @@ class HloDiffView::Impl {
   std::shared_ptr<const ModuleDiff> diff;
   std::vector<SideBySideLine> lines;
   std::unordered_map<const Instruction*, int> line_of;
+  QString label_a, label_b;
+  bool built_dark = false;   // the palette the documents' colours were made for
   std::vector<int> changes;  // lines that are not unchanged instructions
+  // Those of them outside fused computations (a fusion pass adds hundreds of fused lines).
+  std::vector<int> top_level_changes;
   int current = -1;
   int64_t async_threshold = 2000;
   std::uint64_t generation = 0;
@@ -149,6 +155,8 @@ HloDiffView::Impl::Impl(HloDiffView* view) : q(view) {
     *label = new QLabel(w);
     (*label)->setContentsMargins(6, 2, 6, 2);
     (*label)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Long state labels are cut, never a reason for the pane (and the window) to grow.
+    (*label)->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     *editor = new QPlainTextEdit(w);
     (*editor)->setObjectName(name);
     (*editor)->setReadOnly(true);
@@ -169,6 +177,8 @@ HloDiffView::Impl::Impl(HloDiffView* view) : q(view) {
   note->setObjectName(QStringLiteral("diffNote"));
   note->setContentsMargins(6, 2, 6, 2);
   note->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  note->setWordWrap(true);
+  note->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   layout->addWidget(note);
 
   // The sides scroll together (they have the same lines, so the same ranges).
@@ -205,12 +215,26 @@ void HloDiffView::Impl::Adopt(std::uint64_t gen, const std::shared_ptr<Built>& b
   lines = std::move(built->lines);
   line_of.clear();
   changes.clear();
+  top_level_changes.clear();
+  std::unordered_set<const Computation*> fused;
+  for (const Module* m : {a.get(), b.get()}) {
+    if (m == nullptr) continue;
+    for (const auto& c : m->computations()) {
+      for (const Instruction* i : c->instructions()) {
+        if (i->opcode() != Opcode::kFusion) continue;
+        for (const Computation* called : i->called_computations()) fused.insert(called);
+      }
+    }
+  }
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
     const SideBySideLine& l = lines[i];
     if (l.type != SideBySideLine::Type::kInstruction) continue;
     if (l.a != nullptr) line_of.emplace(l.a, i);
     if (l.b != nullptr) line_of.emplace(l.b, i);
-    if (l.kind != DiffKind::kUnchanged) changes.push_back(i);
+    if (l.kind == DiffKind::kUnchanged) continue;
+    changes.push_back(i);
+    const Instruction* at = l.b != nullptr ? l.b : l.a;
+    if (at != nullptr && !fused.count(at->parent())) top_level_changes.push_back(i);
   }
   for (auto [editor, doc] : {std::pair{left, built->left}, std::pair{right, built->right}}) {
     // The editor's own first document is deleted by setDocument; ours (parented to the editor)
@@ -300,10 +324,13 @@ void HloDiffView::SetDiff(std::shared_ptr<const Module> a, std::shared_ptr<const
   d.a = std::move(a);
   d.b = std::move(b);
   d.diff = std::move(diff);
+  d.label_a = label_a;
+  d.label_b = label_b;
   d.left_label->setText(tr("Base: %1").arg(label_a));
   d.right_label->setText(tr("Shown: %1").arg(label_b));
   d.loading = true;
   const bool dark = d.Dark();
+  d.built_dark = dark;
   const QFont font = MonoFont();
   const int64_t size = std::max(d.a->instruction_count(), d.b->instruction_count());
   if (size < d.async_threshold) {
@@ -313,6 +340,7 @@ void HloDiffView::SetDiff(std::shared_ptr<const Module> a, std::shared_ptr<const
   d.lines.clear();
   d.line_of.clear();
   d.changes.clear();
+  d.top_level_changes.clear();
   d.current = -1;
   ++d.programmatic;
   for (QPlainTextEdit* e : {d.left, d.right}) {
@@ -352,6 +380,7 @@ void HloDiffView::Clear() {
   d.lines.clear();
   d.line_of.clear();
   d.changes.clear();
+  d.top_level_changes.clear();
   d.current = -1;
   for (QPlainTextEdit* e : {d.left, d.right}) {
     e->clear();
@@ -370,16 +399,17 @@ bool HloDiffView::IsLoading() const { return impl_->loading; }
 
 void HloDiffView::SetAsyncThreshold(int64_t instructions) { impl_->async_threshold = instructions; }
 
-int HloDiffView::GoToChange(bool backwards) {
+int HloDiffView::GoToChange(bool backwards, bool top_level_only) {
   Impl& d = *impl_;
-  if (d.changes.empty()) return -1;
+  const std::vector<int>& changes = top_level_only ? d.top_level_changes : d.changes;
+  if (changes.empty()) return -1;
   int target = -1;
   if (backwards) {
-    auto it = std::lower_bound(d.changes.begin(), d.changes.end(), d.current);
-    target = it == d.changes.begin() || d.current < 0 ? d.changes.back() : *std::prev(it);
+    auto it = std::lower_bound(changes.begin(), changes.end(), d.current);
+    target = it == changes.begin() || d.current < 0 ? changes.back() : *std::prev(it);
   } else {
-    auto it = std::upper_bound(d.changes.begin(), d.changes.end(), d.current);
-    target = it == d.changes.end() ? d.changes.front() : *it;
+    auto it = std::upper_bound(changes.begin(), changes.end(), d.current);
+    target = it == changes.end() ? changes.front() : *it;
   }
   d.MoveTo(target);
   return target;
@@ -392,8 +422,23 @@ bool HloDiffView::ShowInstruction(const Instruction* instruction) {
   return true;
 }
 
+void HloDiffView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange) return;
+  QTimer::singleShot(0, this, [this] {
+    Impl& d = *impl_;
+    if (!d.diff || d.loading || d.Dark() == d.built_dark) return;
+    const int line = d.current;
+    SetDiff(d.a, d.b, d.diff, d.label_a, d.label_b);
+    if (line >= 0 && !d.loading) d.MoveTo(line);
+  });
+}
+
 int HloDiffView::LineCount() const { return static_cast<int>(impl_->lines.size()); }
 int HloDiffView::ChangeCount() const { return static_cast<int>(impl_->changes.size()); }
+int HloDiffView::TopLevelChangeCount() const {
+  return static_cast<int>(impl_->top_level_changes.size());
+}
 int HloDiffView::CurrentLine() const { return impl_->current; }
 
 int HloDiffView::LineOf(const Instruction* instruction) const {

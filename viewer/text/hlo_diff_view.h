@@ -46,14 +46,16 @@ class HloDiffView : public QWidget {
   void SetAsyncThreshold(int64_t instructions);
 
   // Moves both sides to the next (or previous) line that is not unchanged, after the current
-  // line, wrapping around. Returns that line (0-based), -1 when there is no change.
-  int GoToChange(bool backwards = false);
+  // line, wrapping around; with `top_level_only`, skipping the lines of fused computations.
+  // Returns that line (0-based), -1 when there is no change.
+  int GoToChange(bool backwards = false, bool top_level_only = false);
   // Moves both sides to the line of `instruction` (of either module); false if it has none.
   bool ShowInstruction(const Instruction* instruction);
 
   // Queries (for the window and tests). Lines are 0-based.
   int LineCount() const;
   int ChangeCount() const;  // lines whose instruction was added, removed or changed
+  int TopLevelChangeCount() const;  // those outside fused computations
   int CurrentLine() const;
   int LineOf(const Instruction* instruction) const;
   QString LeftText(int line) const;
@@ -76,6 +78,10 @@ class HloDiffView : public QWidget {
   void instructionActivated(const hlowb::Instruction* instruction);
   // A diff built on a worker thread is shown.
   void diffLoaded();
+
+ protected:
+  // The line colours are in the documents: a theme change rebuilds them.
+  void changeEvent(QEvent* event) override;
 
  private:
   class Impl;

@@ -198,6 +198,11 @@ class HloTextView::Impl : public HloTextEditorClient {
   std::unordered_map<const Instruction*, uint8_t> diff_marks;
   QList<QTextEdit::ExtraSelection> diff_selections;
   void RebuildDiffSelections();
+  // Every occurrence of the window's search query (see SetSearchHighlight); kept across
+  // modules, the occurrences found again in each.
+  QString search_query;
+  QList<QTextEdit::ExtraSelection> search_selections;
+  void RebuildSearchSelections();
   const Computation* pending_computation = nullptr;
 };
 
@@ -257,6 +262,7 @@ void HloTextView::Impl::FinishLoad(std::uint64_t gen, const std::shared_ptr<Load
   loaded->document = nullptr;
   if (loaded->block_count != index.line_count) index.structured = false;
   RebuildDiffSelections();
+  RebuildSearchSelections();
   editor->RefreshDecorations();
   editor->moveCursor(QTextCursor::Start);
   --programmatic;
@@ -362,6 +368,7 @@ void HloTextView::Impl::ResetState() {
   pending_computation = nullptr;
   diff_marks.clear();
   diff_selections.clear();
+  search_selections.clear();
   module.reset();
   index = HloTextIndex();
   folded.clear();
@@ -673,6 +680,7 @@ void HloTextView::Impl::UpdateSelections() {
   current.cursor.clearSelection();
   list << diff_selections;
   list << current;
+  list << search_selections;
   list << error_selections;
   if (hover_start >= 0 && hover_length > 0) {
     QTextEdit::ExtraSelection hover;
@@ -700,6 +708,22 @@ void HloTextView::Impl::RebuildDiffSelections() {
     line.format.setProperty(QTextFormat::FullWidthSelection, true);
     line.cursor = QTextCursor(block);
     diff_selections << line;
+  }
+}
+
+void HloTextView::Impl::RebuildSearchSelections() {
+  search_selections.clear();
+  if (loading || search_query.isEmpty()) return;
+  // Enough for any screenful; a query that matches everywhere does not cost a long stall.
+  constexpr int kMaxHighlights = 5000;
+  QTextDocument* doc = editor->document();
+  QTextEdit::ExtraSelection mark;
+  mark.format.setBackground(QColor(0xFF, 0xEE, 0x58));
+  mark.format.setForeground(QColor(0x21, 0x21, 0x21));
+  for (QTextCursor c = doc->find(search_query, 0);
+       !c.isNull() && search_selections.size() < kMaxHighlights; c = doc->find(search_query, c)) {
+    mark.cursor = c;
+    search_selections << mark;
   }
 }
 
@@ -755,6 +779,8 @@ bool HloTextView::Impl::Find(const QString& query, bool backwards) {
   const int ci = ComputationAtLine(found.blockNumber());
   if (!found.block().isVisible() && ci >= 0) SetFolded(ci, false);
   editor->setTextCursor(found);  // a user action: activates the line's instruction
+  // Names start the lines: a match far to the right (in metadata) does not scroll them away.
+  editor->horizontalScrollBar()->setValue(0);
   SetFindStatus(wrapped ? HloTextView::tr("Wrapped") : QString(), false);
   return true;
 }
@@ -815,6 +841,7 @@ void HloTextView::SetModule(std::shared_ptr<const Module> module) {
     }
     // The printed text is only needed for building the index.
     std::string().swap(impl_->index.text);
+    impl_->RebuildSearchSelections();
   } else {
     impl_->SetText(QString(), 1);
   }
@@ -913,6 +940,27 @@ void HloTextView::SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> m
   impl_->diff_marks = std::move(marks);
   impl_->RebuildDiffSelections();
   impl_->UpdateSelections();
+}
+
+void HloTextView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange) return;
+  // After the editor has its new palette too (the order children hear of it is not fixed).
+  QTimer::singleShot(0, this, [this] {
+    impl_->RebuildDiffSelections();
+    impl_->UpdateSelections();
+  });
+}
+
+void HloTextView::SetSearchHighlight(const QString& query) {
+  if (query == impl_->search_query) return;
+  impl_->search_query = query;
+  impl_->RebuildSearchSelections();
+  impl_->UpdateSelections();
+}
+
+int HloTextView::SearchHighlightCount() const {
+  return static_cast<int>(impl_->search_selections.size());
 }
 
 int HloTextView::DiffMarkedLineCount() const {

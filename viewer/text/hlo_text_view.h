@@ -80,6 +80,11 @@ class HloTextView : public QWidget {
   void SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> marks);
   // How many lines carry a diff background (for tests).
   int DiffMarkedLineCount() const;
+  // Highlights every occurrence of `query` (case-insensitive) like a find highlight, in this
+  // module and the ones shown after it, until replaced (empty: none). How many are highlighted
+  // (at most a few thousand).
+  void SetSearchHighlight(const QString& query);
+  int SearchHighlightCount() const;
 
  signals:
   // The user followed a link (clicked a name) or moved the cursor onto a definition.
@@ -87,6 +92,10 @@ class HloTextView : public QWidget {
   void computationActivated(const hlowb::Computation* computation);
   // A module that loaded on a worker thread is shown.
   void textLoaded();
+
+ protected:
+  // Line backgrounds are made from the palette: a theme change remakes them.
+  void changeEvent(QEvent* event) override;
 
  private:
   class Impl;

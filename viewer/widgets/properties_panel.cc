@@ -171,6 +171,7 @@ class PropertiesPanel::Impl {
   PropertiesTree* tree = nullptr;
   std::shared_ptr<const Module> module;
   const Instruction* instruction = nullptr;
+  QString ghost_status;  // non-empty: `instruction` is a removed one, from another state
   std::unique_ptr<CostModel> cost_model;  // per module (caches computation totals)
   QSet<QString> collapsed;                // section titles the user collapsed
   bool rebuilding = false;
@@ -363,6 +364,12 @@ void PropertiesPanel::Impl::Rebuild() {
 
   // Instruction.
   QTreeWidgetItem* s = Section(PropertiesPanel::tr("Instruction"));
+  if (!ghost_status.isEmpty()) {
+    QTreeWidgetItem* status = Row(s, QStringLiteral("status"), ghost_status);
+    QFont bold = status->font(1);
+    bold.setBold(true);
+    status->setFont(1, bold);
+  }
   Row(s, QStringLiteral("name"), Q(instr.name()));
   Row(s, QStringLiteral("opcode"), Q(OpcodeName(instr.opcode())));
   if (instr.parent() != nullptr) {
@@ -584,10 +591,23 @@ void PropertiesPanel::SetInstruction(std::shared_ptr<const Module> module,
   if (module.get() != impl_->module.get()) impl_->cost_model.reset();
   impl_->module = std::move(module);
   impl_->instruction = instruction;
+  impl_->ghost_status.clear();
   impl_->Rebuild();
 }
 
+void PropertiesPanel::SetGhost(std::shared_ptr<const Module> base, const Instruction* instruction,
+                               const QString& status) {
+  if (base.get() != impl_->module.get()) impl_->cost_model.reset();
+  impl_->module = std::move(base);
+  impl_->instruction = instruction;
+  impl_->ghost_status = status;
+  impl_->Rebuild();
+}
+
+QString PropertiesPanel::ghost_status() const { return impl_->ghost_status; }
+
 void PropertiesPanel::Clear() {
+  impl_->ghost_status.clear();
   impl_->instruction = nullptr;
   impl_->module.reset();
   impl_->cost_model.reset();

@@ -26,6 +26,13 @@ class PropertiesPanel : public QWidget {
   ~PropertiesPanel() override;
 
   void SetInstruction(std::shared_ptr<const Module> module, const Instruction* instruction);
+  // An instruction that is not in the shown state (removed by it, shown from the state it was
+  // compared with): its properties under a first "status" row saying so (`status`, e.g.
+  // "removed (fused into fusion.2)"). SetInstruction and Clear end it.
+  void SetGhost(std::shared_ptr<const Module> base, const Instruction* instruction,
+                const QString& status);
+  // The ghost's status; empty when an instruction of the shown state is shown.
+  QString ghost_status() const;
   void Clear();
   const Instruction* instruction() const;
   // "key: value" lines of what is shown (for tests and copy).

@@ -23,6 +23,13 @@
 namespace hlowb::viewer {
 namespace {
 
+// "From run 2: …", or what that run did not produce; empty before any run.
+QString SourceCaption(const QString& run, bool has_rows, const QString& missing) {
+  if (run.isEmpty()) return QString();
+  return has_rows ? ReplayPanel::tr("From %1").arg(run)
+                  : ReplayPanel::tr("%1: %2").arg(run, missing);
+}
+
 QString ErrorText(double v) {
   if (v == 0) return QStringLiteral("0");
   return QString::number(v, 'g', 4);
@@ -264,6 +271,16 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   heat_row->addWidget(heat_);
   heat_row->addStretch();
   profile_layout->addLayout(heat_row);
+  // Above each table: the run its rows came from.
+  auto source_label = [](const QString& name) {
+    auto* label = new QLabel;
+    label->setObjectName(name);
+    label->setContentsMargins(4, 2, 4, 2);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return label;
+  };
+  profile_source_ = source_label(QStringLiteral("replayProfileSource"));
+  profile_layout->addWidget(profile_source_);
   profile_model_ = new ResultTableModel({tr("instruction"), tr("computation"), tr("time (ms)"),
                                         tr("runs"), tr("NaN"), tr("Inf"), tr("min"), tr("max")},
                                        this);
@@ -278,6 +295,8 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
        tr("max abs error"), tr("max rel error"), tr("status")},
       this);
   isolation_table_ = NewResultView(QStringLiteral("replayIsolation"), isolation_model_, this);
+  isolation_source_ = source_label(QStringLiteral("replayIsolationSource"));
+  isolation_layout->addWidget(isolation_source_);
   isolation_layout->addWidget(isolation_table_, 1);
   isolation_text_ = new QPlainTextEdit;
   isolation_text_->setReadOnly(true);
@@ -289,13 +308,22 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
                                         tr("max abs error"), tr("max rel error"), tr("detail")},
                                        this);
   bisect_table_ = NewResultView(QStringLiteral("replayBisect"), bisect_model_, this);
-  tabs_->addTab(bisect_table_, tr("Passes"));
+  auto* bisect_page = new QWidget;
+  auto* bisect_layout = new QVBoxLayout(bisect_page);
+  bisect_layout->setContentsMargins(0, 0, 0, 0);
+  bisect_source_ = source_label(QStringLiteral("replayBisectSource"));
+  bisect_layout->addWidget(bisect_source_);
+  bisect_layout->addWidget(bisect_table_, 1);
+  tabs_->addTab(bisect_page, tr("Passes"));
   layout->addWidget(tabs_, 1);
   SetBisectAvailable(false);
 
   connect(heat_, &QComboBox::currentIndexChanged, this, [this] {
     emit heatMetricChanged(heat_metric());
   });
+  // Only the user's own choice counts (activated is not emitted for SetHeatMetric).
+  connect(heat_, &QComboBox::activated, this,
+          [this] { heat_turned_off_ = heat_metric() == HeatMetric::kOff; });
   // A row's first column names what to show.
   auto first_column = [](const QModelIndex& index) {
     return index.sibling(index.row(), 0).data().toString();
@@ -380,6 +408,7 @@ void ReplayPanel::ShowError(const QString& message, const QString& last_instruct
 }
 
 void ReplayPanel::Clear() {
+  results_source_.clear();
   SetRunning(false);
   verdict_->clear();
   details_->clear();
@@ -425,6 +454,8 @@ void ReplayPanel::ShowProfile(std::vector<ProfileRowView> rows) {
   }
   profile_model_->SetRows(std::move(cells));
   profile_table_->sortByColumn(2, Qt::DescendingOrder);  // the slowest first
+  profile_source_->setText(
+      SourceCaption(results_source_, !profile_rows_.empty(), tr("no per-instruction profile")));
 }
 
 void ReplayPanel::ShowIsolation(std::vector<IsolationRowView> rows, const QString& table_text) {
@@ -440,6 +471,8 @@ void ReplayPanel::ShowIsolation(std::vector<IsolationRowView> rows, const QStrin
   }
   isolation_model_->SetRows(std::move(cells));
   isolation_text_->setPlainText(table_text);
+  isolation_source_->setText(
+      SourceCaption(results_source_, !isolation_rows_.empty(), tr("no isolation")));
 }
 
 void ReplayPanel::ShowBisect(std::vector<BisectRowView> rows, int first_divergent) {
@@ -452,11 +485,19 @@ void ReplayPanel::ShowBisect(std::vector<BisectRowView> rows, int first_divergen
                      Number(b.max_rel_error, ErrorText(b.max_rel_error)), Text(b.detail)});
   }
   bisect_model_->SetRows(std::move(cells), first_divergent);
+  bisect_source_->setText(
+      SourceCaption(results_source_, !bisect_rows_.empty(), tr("no pass bisection")));
   bisect_table_->sortByColumn(-1, Qt::AscendingOrder);
   if (first_divergent >= 0 && first_divergent < bisect_model_->rowCount()) {
     bisect_table_->selectRow(first_divergent);
   }
 }
+
+void ReplayPanel::SetResultsSource(const QString& run) { results_source_ = run; }
+
+QString ReplayPanel::profile_source() const { return profile_source_->text(); }
+QString ReplayPanel::isolation_source() const { return isolation_source_->text(); }
+QString ReplayPanel::bisect_source() const { return bisect_source_->text(); }
 
 void ReplayPanel::SetHeatMetric(HeatMetric metric) {
   heat_->setCurrentIndex(heat_->findData(static_cast<int>(metric)));

@@ -103,8 +103,18 @@ class ReplayPanel : public QWidget {
   void ShowProfile(std::vector<ProfileRowView> rows);
   void ShowIsolation(std::vector<IsolationRowView> rows, const QString& table_text);
   void ShowBisect(std::vector<BisectRowView> rows, int first_divergent);
+  // The run the following Show* calls' results come from ("run 2: NaN/Inf locator on
+  // interpreter, 0007 fusion: priority-fusion"): each result table says it above its rows, so
+  // no table passes off an earlier run's numbers as the latest (Clear() forgets it).
+  void SetResultsSource(const QString& run);
+  QString profile_source() const;
+  QString isolation_source() const;
+  QString bisect_source() const;
   void SetHeatMetric(HeatMetric metric);
   HeatMetric heat_metric() const;
+  // Whether the user chose "off" in the heat-map box (and has not chosen a measure since): the
+  // window then leaves the heat map off instead of following each run's measure.
+  bool heat_map_turned_off() const { return heat_turned_off_; }
   const std::vector<ProfileRowView>& profile_rows() const { return profile_rows_; }
   const std::vector<IsolationRowView>& isolation_rows() const { return isolation_rows_; }
   const std::vector<BisectRowView>& bisect_rows() const { return bisect_rows_; }
@@ -153,6 +163,11 @@ class ReplayPanel : public QWidget {
   QSpinBox* partitions_ = nullptr;
   QComboBox* argument_mode_ = nullptr;
   QComboBox* heat_ = nullptr;
+  bool heat_turned_off_ = false;
+  QString results_source_;
+  QLabel* profile_source_ = nullptr;
+  QLabel* isolation_source_ = nullptr;
+  QLabel* bisect_source_ = nullptr;
   QPushButton* bundle_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   TensorViewer* tensors_ = nullptr;
