@@ -625,8 +625,7 @@ void MainWindow::RestoreSettings() {
   if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) {
     resize(1440, 900);
   }
-  default_docks_pending_ =
-      !restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   splitter_->restoreState(settings.value(QStringLiteral("window/splitter")).toByteArray());
   if (splitter_->sizes().value(0) == 0 || splitter_->sizes().value(1) == 0) {
     splitter_->setSizes({600, 400});
@@ -706,21 +705,6 @@ void MainWindow::dropEvent(QDropEvent* event) {
   if (urls.isEmpty() || !urls.first().isLocalFile()) return;
   event->acceptProposedAction();
   OpenPath(urls.first().toLocalFile());
-}
-
-void MainWindow::showEvent(QShowEvent* event) {
-  QMainWindow::showEvent(event);
-  if (!default_docks_pending_) return;
-  default_docks_pending_ = false;
-  // Dock widths only take once the window has its size: before, the docks open at their
-  // narrow minimum and cut the module names and the timeline's Pass column.
-  QTimer::singleShot(0, this, [this] {
-    auto* modules = findChild<QDockWidget*>(QStringLiteral("modulesDock"));
-    auto* computations = findChild<QDockWidget*>(QStringLiteral("computationsDock"));
-    if (modules == nullptr || computations == nullptr) return;
-    const int side = std::clamp(width() / 4, 240, kDefaultDockWidth);
-    resizeDocks({modules, computations}, {side, side}, Qt::Horizontal);
-  });
 }
 
 void MainWindow::changeEvent(QEvent* event) {

@@ -243,7 +243,6 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void changeEvent(QEvent* event) override;
-  void showEvent(QShowEvent* event) override;
 
  private:
   void BuildActions();
@@ -401,9 +400,6 @@ class MainWindow : public QMainWindow {
   bool syncing_ = false;
   bool was_busy_ = false;
   QString theme_ = QStringLiteral("system");
-  // The docks' widths on first show when no saved layout was restored.
-  static constexpr int kDefaultDockWidth = 340;
-  bool default_docks_pending_ = true;
 
   // Comparing.
   QStackedWidget* text_stack_ = nullptr;  // the text view, or the side-by-side view
