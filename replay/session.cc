@@ -159,9 +159,8 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     if (cpu_exe[r] == nullptr) return run;
     const CpuExecutable* exe = cpu_exe[r].get();
     run.module = &exe->module();
-    run.make_hook = [exe](std::function<absl::StatusOr<Literal>(const Instruction&)> elided) {
-      return exe->Hook(std::move(elided));
-    };
+    run.make_hook = [exe](std::function<absl::StatusOr<Literal>(const Instruction&)> elided,
+                          ConstantCache* cache) { return exe->Hook(std::move(elided), cache); };
     return run;
   };
 
@@ -224,6 +223,8 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                                  options_.seed, options_.use_large_float_range);
 
   std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant;
+  // Elided constants made once for every iteration and read in place.
+  ConstantCache constant_cache;
   if (options_.fake_elided_constants) {
     const Module* module = &module_;
     elided_constant = [module, fake_options, elided_cache,
@@ -308,7 +309,10 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
         options_.on_instruction(p);
       };
     }
-    if (elided_constant) eo.elided_constant = elided_constant;
+    if (elided_constant) {
+      eo.elided_constant = elided_constant;
+      eo.constant_cache = &constant_cache;
+    }
     const CpuExecutable* exe = cpu_exe[reference ? 1 : 0].get();
     auto start = std::chrono::steady_clock::now();
     auto result = exe != nullptr ? exe->Run(args, eo) : EvaluateModule(module_, args, eo);

@@ -99,9 +99,9 @@ ReplayToolOutcome RunReplayTools(const Args& args, const std::string& label, con
     iso.fake_elided_constants = options->fake_elided_constants;
     iso.memory_budget_bytes = options->memory_budget_bytes;
     iso.custom_call = options->custom_call;
+    iso.cpu = options->cpu;
     std::cout << "  arguments from " << run->iterations[0].argument_source
-              << "; inputs of each instruction captured from the full " << iso.reference_platform
-              << " run\n";
+              << "; inputs of each instruction captured from a full interpreter run\n";
     absl::StatusOr<IsolationReport> report =
         IsolateInstructions(module, run->iterations[0].arguments, iso);
     if (!report.ok()) {

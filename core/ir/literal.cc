@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 
 namespace hlowb {
@@ -10,13 +12,48 @@ namespace hlowb {
 namespace {
 constexpr std::size_t kHugeThreshold = std::size_t{4} << 20;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+// Freed large buffers kept for reuse. A replay frees and allocates buffers of the same sizes run
+// after run; giving them back to the kernel would make every run fault and zero its pages again
+// (a 64 MiB result costs about as much to fault in as to compute). At most kCachedBytesLimit
+// bytes are kept; an allocation takes a kept buffer of exactly its rounded size.
+constexpr std::size_t kCachedBytesLimit = std::size_t{1} << 30;
+
+struct LargeBufferCache {
+  std::mutex mu;
+  std::multimap<std::size_t, void*> free_buffers;  // rounded size -> buffer
+  std::size_t cached_bytes = 0;
+};
+
+LargeBufferCache& Cache() {
+  // Never destroyed: buffers freed by static destructors at exit still find it.
+  static LargeBufferCache* cache = new LargeBufferCache();
+  return *cache;
+}
+
+std::size_t RoundedLarge(std::size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
 }  // namespace
 
 void* AllocateLiteralStorage(std::size_t bytes) {
   if (bytes < kHugeThreshold) return ::operator new(bytes);
-  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  const std::size_t rounded = RoundedLarge(bytes);
+  {
+    LargeBufferCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.free_buffers.find(rounded);
+    if (it != cache.free_buffers.end()) {
+      void* p = it->second;
+      cache.free_buffers.erase(it);
+      cache.cached_bytes -= rounded;
+      return p;
+    }
+  }
   void* p = std::aligned_alloc(kHugePage, rounded);
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr) {
+    ReleaseCachedLiteralStorage();  // memory kept for reuse may be what is missing
+    p = std::aligned_alloc(kHugePage, rounded);
+    if (p == nullptr) throw std::bad_alloc();
+  }
   (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves normal pages
   return p;
 }
@@ -24,9 +61,36 @@ void* AllocateLiteralStorage(std::size_t bytes) {
 void FreeLiteralStorage(void* p, std::size_t bytes) noexcept {
   if (bytes < kHugeThreshold) {
     ::operator delete(p);
-  } else {
-    std::free(p);
+    return;
   }
+  const std::size_t rounded = RoundedLarge(bytes);
+  {
+    LargeBufferCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    if (cache.cached_bytes + rounded <= kCachedBytesLimit) {
+      try {
+        cache.free_buffers.emplace(rounded, p);
+        cache.cached_bytes += rounded;
+        return;
+      } catch (...) {  // no memory for the map node: free the buffer instead
+      }
+    }
+  }
+  std::free(p);
+}
+
+std::size_t CachedLiteralStorageBytes() {
+  LargeBufferCache& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  return cache.cached_bytes;
+}
+
+void ReleaseCachedLiteralStorage() noexcept {
+  LargeBufferCache& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  for (const auto& [size, p] : cache.free_buffers) std::free(p);
+  cache.free_buffers.clear();
+  cache.cached_bytes = 0;
 }
 
 Literal Literal::Uninitialized(Shape shape) {

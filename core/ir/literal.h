@@ -18,11 +18,16 @@
 namespace hlowb {
 
 // Storage for literal elements. Buffers of 4 MiB and more are aligned to 2 MiB and offered to
-// the kernel as transparent huge pages (a 64 MiB result then takes 32 page faults, not 16,384).
+// the kernel as transparent huge pages (a 64 MiB result then takes 32 page faults, not 16,384),
+// and when freed they are kept (up to 1 GiB in all) for the next allocation of the same rounded
+// size, so repeated runs reuse memory that is already mapped.
 // Elements are default-initialised, so resize() leaves new bytes unset: Literal zero-fills
 // explicitly, and Literal::Uninitialized skips that for results that are written in full.
 void* AllocateLiteralStorage(std::size_t bytes);
 void FreeLiteralStorage(void* p, std::size_t bytes) noexcept;
+// Bytes of freed large buffers kept for reuse, and giving them back to the system.
+std::size_t CachedLiteralStorageBytes();
+void ReleaseCachedLiteralStorage() noexcept;
 
 template <typename T>
 class LiteralAllocator {

@@ -160,8 +160,13 @@ std::optional<uint64_t> BodyStep(const Computation& body, int64_t k, PrimitiveTy
   return std::nullopt;
 }
 
-// 0 or 1 when the loop provably runs its body that many times; nullopt otherwise.
-std::optional<int64_t> SmallTripCount(const Instruction& loop) {
+}  // namespace
+
+std::optional<int64_t> KnownTripCount(const Instruction& loop, int64_t limit) {
+  if (loop.opcode() != Opcode::kWhile || loop.called_computations().size() < 2 ||
+      loop.operand_count() != 1) {
+    return std::nullopt;
+  }
   const Computation* cond = loop.called_computations()[0];
   const Computation* body = loop.called_computations()[1];
   const Instruction* root = cond->root();
@@ -197,12 +202,17 @@ std::optional<int64_t> SmallTripCount(const Instruction& loop) {
   const bool is_signed = ct == ComparisonType::kSigned ||
                          (ct != ComparisonType::kUnsigned && IsSignedIntegral(type));
   const ComparisonDirection dir = root->attrs_or_default().comparison_direction;
-  for (int64_t trip = 0; trip < 2; ++trip) {
+  for (int64_t trip = 0; trip < limit; ++trip) {
     if (!CompareBits(sides[0].value, sides[1].value, dir, is_signed)) return trip;
     for (Side& side : sides) side.value = WrapToType(side.value + side.step, type);
   }
   return std::nullopt;
 }
+
+namespace {
+
+// 0 or 1 when the loop provably runs its body that many times; nullopt otherwise.
+std::optional<int64_t> SmallTripCount(const Instruction& loop) { return KnownTripCount(loop, 2); }
 
 bool ComputationHasSideEffect(const Computation& comp) {
   for (const Instruction* i : comp.instructions()) {

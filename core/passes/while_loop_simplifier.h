@@ -16,6 +16,8 @@
 #ifndef HLOWB_CORE_PASSES_WHILE_LOOP_SIMPLIFIER_H_
 #define HLOWB_CORE_PASSES_WHILE_LOOP_SIMPLIFIER_H_
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +31,11 @@ class WhileLoopSimplifier : public HloPass {
   std::string_view name() const override { return "simplify-while-loops"; }
   absl::StatusOr<bool> Run(Module* module, PassContext& context) override;
 };
+
+// How many times the while loop `loop` runs its body, when the pattern above proves it and it is
+// below `limit`; nullopt otherwise. The count is found by stepping the proven start values, so
+// it costs up to `limit` steps.
+std::optional<int64_t> KnownTripCount(const Instruction& loop, int64_t limit);
 
 // Copies every instruction of `callee` into the computation `editor` edits, parameter N standing
 // for args[N], and returns the copy of the callee's root. Copies get fresh names; computations

@@ -10,6 +10,8 @@
 
 #include "core/analysis/verifier.h"
 #include "core/support/strings.h"
+#include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/compare/extract.h"
 #include "replay/data/fake_data.h"
 #include "replay/evaluator/evaluator.h"
@@ -140,6 +142,34 @@ std::string IsolationReport::ToTable() const {
   return out.str();
 }
 
+namespace {
+
+// One isolated instruction's module run on `platform`: the interpreter, the cpu platform (the
+// piece compiled on its own, so the instruction runs as the cpu platform's code), or real XLA's
+// cpu backend.
+absl::StatusOr<Literal> RunPiece(const std::string& platform, const Module& piece,
+                                 const std::vector<Literal>& args, const EvaluatorOptions& base,
+                                 const IsolationOptions& options) {
+  if (platform == kCpuPlatform || platform == "host") {
+    CpuCompileOptions co = options.cpu;
+    co.cancel = base.cancel;
+    auto exe = CpuExecutable::Compile(piece, co);
+    if (!exe.ok()) return exe.status();
+    return (*exe)->Run(args, base);
+  }
+  if (platform == "xla-cpu") {
+    XlaCpuOptions xo;
+    xo.cancel = base.cancel;
+    xo.elided_constant = base.elided_constant;
+    auto run = RunOnXlaCpu(piece, args, xo);
+    if (!run.ok()) return run.status();
+    return std::move(run->result);
+  }
+  return EvaluateModule(piece, args, base);
+}
+
+}  // namespace
+
 absl::StatusOr<IsolationReport> IsolateInstructions(const Module& module,
                                                     const std::vector<Literal>& arguments,
                                                     const IsolationOptions& options) {
@@ -241,9 +271,10 @@ absl::StatusOr<IsolationReport> IsolateInstructions(const Module& module,
       }
       args.push_back(it->second);
     }
-    // Test platform. (Only the interpreter runs today; CheckPlatform refused the others.)
-    absl::StatusOr<Literal> test = options.test_runner ? options.test_runner(*piece->module, args)
-                                                       : EvaluateModule(*piece->module, args, base);
+    absl::StatusOr<Literal> test = options.test_runner
+                                       ? options.test_runner(*piece->module, args)
+                                       : RunPiece(options.platform, *piece->module, args, base,
+                                                  options);
     if (!test.ok()) {
       return finish(IsolationStatus::kDidntRun, IsolationStatus::kRuntimeError,
                     StrCat("test platform ", options.platform, ": ", test.status().message()));
@@ -257,7 +288,8 @@ absl::StatusOr<IsolationReport> IsolateInstructions(const Module& module,
                     StrCat("OK (reference skipped for custom call \"",
                            instr.attrs_or_default().custom_call_target, "\")"));
     }
-    absl::StatusOr<Literal> reference = EvaluateModule(*piece->module, args, base);
+    absl::StatusOr<Literal> reference =
+        RunPiece(options.reference_platform, *piece->module, args, base, options);
     if (!reference.ok()) {
       return finish(IsolationStatus::kRuntimeError, IsolationStatus::kRan,
                     StrCat("reference platform ", options.reference_platform, ": ",

@@ -2,8 +2,10 @@
 // run_hlo_module's flag of the same name: every instruction of the entry computation runs on
 // its own, as a one-instruction module (extract.h, height 0), on the test platform and on the
 // reference platform, fed with the values its operands had in a full run of the module on the
-// reference platform (not with fake data, so each instruction sees realistic inputs), and the
-// two results are compared. The outcome is run_hlo_module's status table, one row per
+// interpreter (not with fake data, so each instruction sees realistic inputs; the interpreter's
+// run is the one whose values belong to the module's own instructions, since the cpu platform
+// runs an optimised copy), and the two results are compared. On the cpu platform each isolated
+// instruction is compiled by itself; on xla-cpu each runs through real XLA. The outcome is run_hlo_module's status table, one row per
 // instruction with a (reference, test) status pair, sorted the way it sorts them (MATCHED
 // first, MISMATCH last), followed by a count per status pair.
 //
@@ -30,6 +32,7 @@
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
+#include "replay/backends/cpu/cpu_backend.h"
 #include "replay/compare/compare.h"
 #include "replay/evaluator/evaluator.h"
 
@@ -60,6 +63,8 @@ struct IsolationOptions {
   CustomCallHook custom_call;
   const CancelToken* cancel = nullptr;
   ProgressFn progress;  // per isolated instruction
+  // How the cpu platform compiles each isolated instruction (cache, threads).
+  CpuCompileOptions cpu;
   // Runs an isolated module on the test platform; unset: the platform named by `platform`.
   // A seam for backends that run elsewhere, and for tests that need a disagreeing platform.
   std::function<absl::StatusOr<Literal>(const Module&, const std::vector<Literal>&)> test_runner;

@@ -138,6 +138,18 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
         return Invalid(instr, "parameter number out of range");
       }
       values[i] = args[p];
+    } else if (const Literal* lit = instr.opcode() == Opcode::kConstant ? instr.literal() : nullptr;
+               lit != nullptr && (!lit->elided() || (options_.constant_cache != nullptr &&
+                                                     options_.elided_constant))) {
+      // Constants are read in place: the module's own literal, or the shared elided value.
+      if (!lit->elided()) {
+        values[i] = lit;
+      } else {
+        absl::StatusOr<const Literal*> v =
+            options_.constant_cache->Get(instr, options_.elided_constant);
+        if (!v.ok()) return Annotate(v.status(), instr);
+        values[i] = *v;
+      }
     } else {
       ops.clear();
       for (const Instruction* o : instr.operands()) {
@@ -564,6 +576,17 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
 }
 
 }  // namespace eval
+
+absl::StatusOr<const Literal*> ConstantCache::Get(
+    const Instruction& instr,
+    const std::function<absl::StatusOr<Literal>(const Instruction&)>& make) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = values_.find(&instr);
+  if (it != values_.end()) return it->second.get();
+  absl::StatusOr<Literal> v = make(instr);
+  if (!v.ok()) return v.status();
+  return values_.emplace(&instr, std::make_unique<Literal>(*std::move(v))).first->second.get();
+}
 
 absl::StatusOr<Literal> EvaluateComputation(const Computation& computation,
                                             const std::vector<const Literal*>& arguments,

@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -72,6 +74,22 @@ class DeviceCollectives {
 using CustomCallHook = std::function<absl::StatusOr<Literal>(
     const Instruction&, const std::vector<const Literal*>&, DeviceCollectives* device)>;
 
+// Values of elided constants kept for a series of evaluations (the iterations of a replay, the
+// devices of a multi-device run): each is made once through EvaluatorOptions::elided_constant
+// and then read in place, not copied, by every evaluation that shares the cache. Thread-safe.
+// Entries are never removed, so the pointers it returns stay valid while it lives; it must
+// outlive the evaluations, and serve one module (instructions are the keys).
+class ConstantCache {
+ public:
+  absl::StatusOr<const Literal*> Get(
+      const Instruction& instr,
+      const std::function<absl::StatusOr<Literal>(const Instruction&)>& make);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<const Instruction*, std::unique_ptr<Literal>> values_;
+};
+
 struct EvaluatorOptions {
   // Stop with ResourceExhausted before allocating when live buffers would exceed this.
   uint64_t memory_budget_bytes = uint64_t{8} << 30;
@@ -86,6 +104,9 @@ struct EvaluatorOptions {
   // Values for constants whose data was elided (`{...}`) in the input. Unset: such a constant
   // stops evaluation with FailedPrecondition naming it.
   std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant;
+  // When set, elided constants are made once through `elided_constant` and shared from here
+  // across evaluations instead of being made (copied) on every evaluation.
+  ConstantCache* constant_cache = nullptr;
   // Host transfers: infeed and recv with is_host_transfer=true ask it for their data (`sent`
   // is null; return a literal of the data shape); outfeed and host sends hand it their value
   // (`sent` is set; the returned literal is ignored). Unset: these ops stop with Unimplemented

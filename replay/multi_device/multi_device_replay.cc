@@ -61,6 +61,8 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
   const FakeDataOptions fake_options{options.seed, options.use_large_float_range};
   auto elided_cache = std::make_shared<std::map<const Instruction*, Literal>>();
   auto elided_mutex = std::make_shared<std::mutex>();
+  // Elided constants made once for every device and iteration, read in place.
+  auto constant_cache = std::make_shared<ConstantCache>();
 
   const int runs_per_iteration = options.reference_platform.empty() ? 1 : 2;
   const int64_t total_runs = int64_t{options.iterations} * runs_per_iteration;
@@ -122,7 +124,11 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
       };
     }
     const CompiledRun& compiled = reference ? reference_run : test;
-    if (compiled.make_hook) mo.evaluator.compiled = compiled.make_hook(mo.evaluator.elided_constant);
+    if (mo.evaluator.elided_constant) mo.evaluator.constant_cache = constant_cache.get();
+    if (compiled.make_hook) {
+      mo.evaluator.compiled =
+          compiled.make_hook(mo.evaluator.elided_constant, mo.evaluator.constant_cache);
+    }
     auto start = std::chrono::steady_clock::now();
     auto results =
         EvaluateOnDevices(compiled.module != nullptr ? *compiled.module : module, lists, mo);

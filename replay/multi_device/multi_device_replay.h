@@ -37,7 +37,7 @@ absl::StatusOr<DeviceGrid> ReplayDeviceGrid(const Module& module, const ReplayOp
 struct CompiledRun {
   const Module* module = nullptr;
   std::function<decltype(EvaluatorOptions::compiled)(
-      std::function<absl::StatusOr<Literal>(const Instruction&)>)>
+      std::function<absl::StatusOr<Literal>(const Instruction&)>, ConstantCache*)>
       make_hook;
 };
 

@@ -260,6 +260,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     iso.bounds = o.bounds;
     iso.seed = o.seed;
     iso.custom_call = o.custom_call;
+    iso.cpu = o.cpu;
     iso.cancel = cancel;
     iso.progress = progress;
     auto report = IsolateInstructions(*module, run->iterations[0].arguments, iso);

@@ -1,6 +1,7 @@
 // Literal element storage: zero-filled by default at every size (including the huge-page path
 // for buffers of 4 MiB and more, even when freed memory is reused), left unset only by
-// Literal::Uninitialized, and copied and compared like any value.
+// Literal::Uninitialized, and copied and compared like any value; freed large buffers are kept
+// for reuse and can be released.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -46,6 +47,32 @@ TEST(LiteralStorage, UninitializedHasTheSizeAndCopiesCompare) {
   // Complex elements: both components counted.
   Literal c = Literal::Uninitialized(Shape::Array(PrimitiveType::kC64, {3}));
   EXPECT_EQ(c.data().size(), 3u * 8u);
+}
+
+TEST(LiteralStorage, FreedLargeBuffersAreReusedAndCanBeReleased) {
+  ReleaseCachedLiteralStorage();
+  ASSERT_EQ(CachedLiteralStorageBytes(), 0u);
+  const Shape shape = Shape::Array(PrimitiveType::kF32, {int64_t{6} << 20});  // 24 MiB
+  const void* first = nullptr;
+  {
+    Literal a = Literal::Uninitialized(shape);
+    first = a.data().data();
+  }
+  EXPECT_EQ(CachedLiteralStorageBytes(), size_t{24} << 20);
+  {
+    Literal b = Literal::Uninitialized(shape);
+    EXPECT_EQ(static_cast<const void*>(b.data().data()), first);  // the kept buffer, again
+    EXPECT_EQ(CachedLiteralStorageBytes(), 0u);
+    // A different size does not take a kept buffer of another size.
+    Literal c = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {int64_t{8} << 20}));
+    EXPECT_NE(static_cast<const void*>(c.data().data()), first);
+  }
+  EXPECT_EQ(CachedLiteralStorageBytes(), (size_t{24} << 20) + (size_t{32} << 20));
+  ReleaseCachedLiteralStorage();
+  EXPECT_EQ(CachedLiteralStorageBytes(), 0u);
+  // Small buffers are never kept.
+  { Literal small(Shape::Array(PrimitiveType::kF32, {1000})); }
+  EXPECT_EQ(CachedLiteralStorageBytes(), 0u);
 }
 
 }  // namespace

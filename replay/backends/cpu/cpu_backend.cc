@@ -14,6 +14,7 @@
 #include "core/passes/hlo_edit.h"
 #include "core/passes/pipelines.h"
 #include "core/support/strings.h"
+#include "replay/backends/cpu/cpu_library_calls.h"
 #include "replay/codegen/cpu_jit.h"
 #include "replay/evaluator/constant_evaluator.h"
 
@@ -300,18 +301,32 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
     for (codegen::RefusedInstruction& r : refused2) final_refused.push_back(std::move(r));
   }
   impl.stats.codegen_seconds = Since(cg_start);
-  // What the interpreter computes: refused candidates plus dots and convolutions.
+  // What the interpreter computes: refused candidates, custom calls, and the dots and
+  // convolutions the library calls do not take.
   for (const auto& c : impl.module->computations()) {
     for (const Instruction* h : c->instructions()) {
-      if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution ||
-          h->opcode() == Opcode::kCustomCall) {
+      const bool product = h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution;
+      if (product && cpu::LibraryTakes(*h)) {
+        ++impl.stats.library_calls;
+        continue;
+      }
+      if (product || h->opcode() == Opcode::kCustomCall) {
         ++impl.stats.interpreted;
         ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
+        if (product) {
+          impl.not_compiled.emplace_back(
+              h->name(), "the library calls take f32, bf16 and f16 dots and convolutions "
+                         "(no batch groups, sparsity or empty shapes)");
+        }
       }
     }
   }
   for (const codegen::RefusedInstruction& r : final_refused) {
     if (r.instruction->opcode() == Opcode::kFusion) continue;  // counted through its body
+    if (cpu::LibraryTakes(*r.instruction)) {
+      ++impl.stats.library_calls;
+      continue;
+    }
     ++impl.stats.interpreted;
     ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(r.instruction->opcode()))];
     impl.not_compiled.emplace_back(r.instruction->name(), r.reason);
@@ -339,20 +354,43 @@ std::string CpuExecutable::Summary() const {
                 s.total_seconds, s.pass_seconds, s.codegen_seconds,
                 static_cast<long long>(s.cache_hits), s.cache_hits == 1 ? "" : "s",
                 static_cast<long long>(s.cache_misses), s.cache_misses == 1 ? "" : "es");
-  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s", "; ", s.interpreted,
+  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s", "; ", s.library_calls,
+                " library call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,
                 " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
                 by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
 }
 
 std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
                                                      const std::vector<const Literal*>&)>
-CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant) const {
+CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+                    ConstantCache* constant_cache) const {
   const Impl* impl = impl_.get();
-  auto constants = std::make_shared<std::unordered_map<const Instruction*, Literal>>();
-  auto constants_mu = std::make_shared<std::mutex>();
-  return [impl, elided_constant, constants, constants_mu](
+  std::shared_ptr<ConstantCache> own_cache;
+  if (constant_cache == nullptr) {
+    own_cache = std::make_shared<ConstantCache>();
+    constant_cache = own_cache.get();
+  }
+  return [impl, elided_constant, constant_cache, own_cache](
              const Instruction& instr,
              const std::vector<const Literal*>& ops) -> std::optional<absl::StatusOr<Literal>> {
+    if (instr.opcode() == Opcode::kDot || instr.opcode() == Opcode::kConvolution ||
+        instr.opcode() == Opcode::kGather) {
+      if (ops.size() != 2) return std::nullopt;
+      ThreadPool* pool = impl->pool.get();
+      const cpu::ParallelFor parallel_for =
+          [pool](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+            if (n <= 0) return;
+            const int64_t pieces =
+                std::min<int64_t>(pool->size() * 4, std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
+            pool->ParallelFor(n, static_cast<int>(pieces), 1, body);
+          };
+      switch (instr.opcode()) {
+        case Opcode::kDot: return cpu::LibraryDot(instr, *ops[0], *ops[1], parallel_for);
+        case Opcode::kConvolution:
+          return cpu::LibraryConvolution(instr, *ops[0], *ops[1], parallel_for);
+        default: return cpu::LibraryGather(instr, *ops[0], *ops[1], parallel_for);
+      }
+    }
     auto it = impl->kernels.find(&instr);
     if (it == impl->kernels.end()) return std::nullopt;
     const codegen::KernelInfo& k = it->second;
@@ -366,19 +404,14 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
       const Literal* lit = c->literal();
       if (lit == nullptr) return std::nullopt;
       if (lit->elided()) {
-        std::lock_guard<std::mutex> lock(*constants_mu);
-        auto f = constants->find(c);
-        if (f == constants->end()) {
-          if (!elided_constant) {
-            return absl::StatusOr<Literal>(absl::FailedPreconditionError(StrCat(
-                "constant %", c->name(), " was elided ({...}) in the input, so its values are "
-                "unknown")));
-          }
-          absl::StatusOr<Literal> v = elided_constant(*c);
-          if (!v.ok()) return absl::StatusOr<Literal>(v.status());
-          f = constants->emplace(c, *std::move(v)).first;
+        if (!elided_constant) {
+          return absl::StatusOr<Literal>(absl::FailedPreconditionError(StrCat(
+              "constant %", c->name(), " was elided ({...}) in the input, so its values are "
+              "unknown")));
         }
-        lit = &f->second;
+        absl::StatusOr<const Literal*> v = constant_cache->Get(*c, elided_constant);
+        if (!v.ok()) return absl::StatusOr<Literal>(v.status());
+        lit = *v;
       }
       buffers.push_back(const_cast<uint8_t*>(lit->data().data()));
     }
@@ -418,7 +451,7 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
 
 absl::StatusOr<Literal> CpuExecutable::Run(const std::vector<Literal>& arguments,
                                            EvaluatorOptions options) const {
-  options.compiled = Hook(options.elided_constant);
+  options.compiled = Hook(options.elided_constant, options.constant_cache);
   return EvaluateModule(*impl_->module, arguments, options);
 }
 

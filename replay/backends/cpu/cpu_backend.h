@@ -1,13 +1,15 @@
 // The `cpu` platform: modules compiled for the host CPU. Compilation runs the embedded
 // compiler's cpu pipeline (core/passes: simplification, fusion, layout, copy insertion,
 // scheduling), then hands every loop and reduction fusion and every elementwise,
-// data-movement and reduce instruction to the LLVM code generator (replay/codegen). Running
-// walks the optimised module with the reference evaluator's driver, which asks the compiled
-// kernels first: kernels run on a thread pool straight from the operands' buffers, and what the
-// generator refused (dot and convolution, which go to OpenBLAS through the evaluator; gather,
-// scatter, sort, fft, rng, custom calls, collectives, control flow) is computed by the
-// interpreter for that instruction, so a module always runs and never gives an answer the
-// interpreter would not. The summary says which instructions were not compiled and why.
+// data-movement and reduce instruction to the LLVM code generator (replay/codegen); f32, bf16
+// and f16 dots and convolutions are library calls into OpenBLAS, and gathers are row copies
+// (cpu_library_calls.h). Running walks the optimised module with the reference evaluator's
+// driver, which asks the compiled kernels and library calls first: kernels run on a thread pool
+// straight from the operands' buffers, and what the generator and the library calls refused
+// (scatter, sort, fft, rng, custom calls, collectives, control flow, and the forms of gather,
+// dot and convolution the calls do not take) is computed by the interpreter for that
+// instruction, so a module always runs and never gives an answer the interpreter would not.
+// The summary says which instructions were not compiled and why.
 //
 // Float results agree with the interpreter within the per-type tolerances below; integer and
 // pred results agree bit for bit (the kernels implement semantics.h's edge cases).
@@ -70,7 +72,8 @@ struct CpuCompileStats {
   double codegen_seconds = 0;
   double total_seconds = 0;
   int64_t kernels = 0;
-  int64_t interpreted = 0;  // instructions the interpreter computes (control flow excluded)
+  int64_t library_calls = 0;  // dots, convolutions (OpenBLAS) and gathers (row copies)
+  int64_t interpreted = 0;    // instructions the interpreter computes (control flow excluded)
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
   int64_t corrupt_cache_entries = 0;
@@ -109,10 +112,13 @@ class CpuExecutable {
   absl::StatusOr<Literal> Run(const std::vector<Literal>& arguments,
                               EvaluatorOptions options) const;
   // The hook Run installs, for callers that drive the evaluator themselves (multi-device runs).
-  // `elided_constant` supplies data for constants elided in the input; may be empty.
+  // `elided_constant` supplies data for constants elided in the input; may be empty. With a
+  // `constant_cache`, elided constants inside kernels are made once and shared with every run
+  // that uses the cache; without one, once per hook.
   std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
                                                        const std::vector<const Literal*>&)>
-  Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant) const;
+  Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+       ConstantCache* constant_cache = nullptr) const;
 
  private:
   CpuExecutable();

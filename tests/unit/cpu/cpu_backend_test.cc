@@ -35,8 +35,8 @@ ENTRY e {
   e = f32[64,300] add(m, a)
   z = f32[] constant(0)
   r = f32[300] reduce(e, z), dimensions={0}, to_apply=add
-  g = f32[5,300] gather(e, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,300}
-  ROOT t = (f32[300], f32[5,300]) tuple(r, g)
+  g = f32[64,5] gather(e, i), offset_dims={0}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, slice_sizes={64,1}
+  ROOT t = (f32[300], f32[64,5]) tuple(r, g)
 }
 )";
 

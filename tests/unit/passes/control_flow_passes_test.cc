@@ -201,6 +201,22 @@ TEST(WhileLoopSimplifier, LeavesLoopsRunningTwiceOrMore) {
   ExpectNoChange(pass, CounterLoop(0));
 }
 
+TEST(WhileLoopSimplifier, KnownTripCountStepsTheProvenCounter) {
+  for (int start : {0, 3, 5, 9, -4}) {
+    auto m = ParseModule(CounterLoop(start));
+    ASSERT_TRUE(m.ok()) << m.status();
+    const Instruction* loop = (*m)->entry()->root();
+    const int64_t want = std::max(0, 5 - start);
+    EXPECT_EQ(KnownTripCount(*loop, 100), std::optional<int64_t>(want)) << "start " << start;
+    // At or past the limit: not known.
+    EXPECT_EQ(KnownTripCount(*loop, want), std::nullopt) << "start " << start;
+  }
+  // Not a while loop.
+  auto m = ParseModule(CounterLoop(0));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(KnownTripCount(*(*m)->entry()->root()->operand(0), 100), std::nullopt);
+}
+
 TEST(WhileLoopSimplifier, LeavesDataDependentTripCount) {
   WhileLoopSimplifier pass;
   ExpectNoChange(pass, R"(

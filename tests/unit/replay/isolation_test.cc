@@ -4,7 +4,13 @@
 // and inputs taken from the full run rather than fake data.
 #include "replay/compare/isolation.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
 #include "gtest/gtest.h"
+#include "replay/backends/cpu/cpu_backend.h"
 #include "plugins/builtin/builtin_plugins.h"
 #include "replay/evaluator/evaluator.h"
 #include "replay_test_util.h"
@@ -62,6 +68,30 @@ TEST(IsolateInstructions, InterpreterAgainstInterpreterAllMatch) {
       << table;
   EXPECT_NE(table.find(" MATCHED              | MATCHED              | 4"), std::string::npos)
       << table;
+}
+
+TEST(IsolateInstructions, CpuPlatformCompilesEachInstructionAndMatches) {
+  auto m = Parse(kModule);
+  IsolationOptions o;
+  o.platform = kCpuPlatform;
+  const std::filesystem::path cache =
+      std::filesystem::temp_directory_path() / ("hlowb_iso_cpu_" + std::to_string(::getpid()));
+  std::error_code ec;
+  std::filesystem::remove_all(cache, ec);
+  o.cpu.cache_dir = cache.string();
+  auto r = IsolateInstructions(*m, Args(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 4u);
+  for (const IsolatedInstruction& row : r->rows) {
+    EXPECT_EQ(row.test, IsolationStatus::kMatched) << row.name << ": " << row.status;
+  }
+  // The test side really compiled kernels: the cpu platform's kernel cache was filled.
+  int entries = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache, ec)) {
+    entries += e.is_regular_file() ? 1 : 0;
+  }
+  EXPECT_GT(entries, 0);
+  std::filesystem::remove_all(cache, ec);
 }
 
 TEST(IsolateInstructions, InputsComeFromTheFullRun) {

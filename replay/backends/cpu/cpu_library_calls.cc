@@ -1,0 +1,697 @@
+#include "replay/backends/cpu/cpu_library_calls.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/ir/attributes.h"
+
+namespace hlowb::cpu {
+namespace {
+
+bool IsTakenType(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16;
+}
+
+float Bf16ToF32(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Round to nearest even; NaN becomes the canonical quiet NaN with its sign, as the interpreter's
+// encoder gives.
+uint16_t F32ToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float F16ToF32(uint16_t h) {
+  _Float16 v;
+  std::memcpy(&v, &h, sizeof v);
+  return static_cast<float>(v);
+}
+
+uint16_t F32ToF16(float f) {
+  if (f != f) return static_cast<uint16_t>((std::signbit(f) ? 0x8000u : 0u) | 0x7e00u);
+  const _Float16 v = static_cast<_Float16>(f);
+  uint16_t h;
+  std::memcpy(&h, &v, sizeof h);
+  return h;
+}
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+float WidenF32(float f) { return f; }
+float WidenBf16(uint16_t b) { return Bf16ToF32(b); }
+float WidenF16(uint16_t h) { return F16ToF32(h); }
+
+// Widens the array `src` (element type `type`, row-major `dims`) to f32 with its dimensions
+// permuted: destination dimension j is source dimension perm[j]. Rows of the destination are
+// split across threads.
+template <typename Src, float (*widen)(Src)>
+void PermuteRows(const Src* src, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm,
+                 float* dst, const ParallelFor& parallel_for) {
+  const int rank = static_cast<int>(dims.size());
+  if (rank == 0) {
+    dst[0] = widen(src[0]);
+    return;
+  }
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  std::vector<int64_t> out_dims(rank), out_strides(rank);
+  for (int j = 0; j < rank; ++j) {
+    out_dims[j] = dims[perm[j]];
+    out_strides[j] = strides[perm[j]];
+  }
+  const int64_t inner = out_dims[rank - 1];
+  const int64_t inner_stride = out_strides[rank - 1];
+  const int64_t rows = inner == 0 ? 0 : Product(out_dims) / inner;
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)),
+               [&](int64_t begin, int64_t end) {
+                 std::vector<int64_t> idx(rank, 0);
+                 int64_t r = begin;
+                 for (int j = rank - 2; j >= 0; --j) {
+                   idx[j] = r % out_dims[j];
+                   r /= out_dims[j];
+                 }
+                 for (int64_t row = begin; row < end; ++row) {
+                   int64_t base = 0;
+                   for (int j = 0; j < rank - 1; ++j) base += idx[j] * out_strides[j];
+                   float* d = dst + row * inner;
+                   const Src* s = src + base;
+                   if (inner_stride == 1) {
+                     for (int64_t i = 0; i < inner; ++i) d[i] = widen(s[i]);
+                   } else {
+                     for (int64_t i = 0; i < inner; ++i) d[i] = widen(s[i * inner_stride]);
+                   }
+                   for (int j = rank - 2; j >= 0; --j) {
+                     if (++idx[j] < out_dims[j]) break;
+                     idx[j] = 0;
+                   }
+                 }
+               });
+}
+
+// `x` as f32 in the dimension order `perm` (see PermuteRows), into `storage`; returns the data.
+// An f32 array already in that order is used in place.
+const float* AsF32(const Literal& x, const std::vector<int64_t>& perm, std::vector<float>* storage,
+                   const ParallelFor& parallel_for) {
+  const PrimitiveType t = x.shape().element_type();
+  if (t == PrimitiveType::kF32 && IsIdentity(perm)) return x.data_as<float>();
+  storage->resize(static_cast<size_t>(std::max<int64_t>(x.element_count(), 1)));
+  const std::vector<int64_t>& dims = x.shape().dimensions();
+  if (t == PrimitiveType::kF32) {
+    PermuteRows<float, WidenF32>(x.data_as<float>(), dims, perm, storage->data(), parallel_for);
+  } else if (t == PrimitiveType::kBF16) {
+    PermuteRows<uint16_t, WidenBf16>(x.data_as<uint16_t>(), dims, perm, storage->data(),
+                                     parallel_for);
+  } else {
+    PermuteRows<uint16_t, WidenF16>(x.data_as<uint16_t>(), dims, perm, storage->data(),
+                                    parallel_for);
+  }
+  return storage->data();
+}
+
+// Writes the f32 values `v` (row-major, the literal's own dimension order) into `out`, rounding
+// to its element type.
+void StoreRounded(const float* v, Literal* out, const ParallelFor& parallel_for) {
+  const int64_t n = out->element_count();
+  const PrimitiveType t = out->shape().element_type();
+  if (t == PrimitiveType::kF32) {
+    if (v != out->data_as<float>()) std::memcpy(out->mutable_data_as<float>(), v, n * sizeof(float));
+    return;
+  }
+  uint16_t* d = out->mutable_data_as<uint16_t>();
+  parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
+    if (t == PrimitiveType::kBF16) {
+      for (int64_t i = b; i < e; ++i) d[i] = F32ToBf16(v[i]);
+    } else {
+      for (int64_t i = b; i < e; ++i) d[i] = F32ToF16(v[i]);
+    }
+  });
+}
+
+bool FitsBlasInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+// Hot loops are compiled for AVX-512 and AVX2 too, and the best the CPU runs is picked at load
+// time (the rest of the build targets the baseline x86-64).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HLOWB_VECTOR_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HLOWB_VECTOR_CLONES
+#endif
+
+// C[M, N] = op(A) op(B) through OpenBLAS. Its threads pay off only on large, wide products: on
+// narrow ones (the N = 32..128 of convolutions and transformer layers) and small ones its second
+// thread made the product up to twice as slow on the 2-thread build machines, so those run on
+// one thread.
+void Sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc) {
+  static const int default_threads = openblas_get_num_threads();
+  static std::atomic<int> current{default_threads};
+  const int want = N >= 256 && M * N * K >= (int64_t{1} << 25) ? default_threads : 1;
+  if (current.exchange(want) != want) openblas_set_num_threads(want);
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c, static_cast<int>(ldc));
+}
+
+// Depthwise convolution of output pixels [begin, end): out[p, c * Og + m] = sum over kernel
+// positions k of in[source(p, k), c] * ker[k, c * Og + m].
+HLOWB_VECTOR_CLONES
+void DepthwiseRange(const float* __restrict in, const float* __restrict ker,
+                    float* __restrict out, const int64_t* __restrict source, int64_t begin,
+                    int64_t end, int64_t OS, int64_t KS, int64_t IS, int64_t C, int64_t Og) {
+  const int64_t O = C * Og;
+  int64_t n = begin / OS, o = begin % OS;
+  for (int64_t p = begin; p < end; ++p) {
+    float* __restrict orow = out + p * O;
+    for (int64_t j = 0; j < O; ++j) orow[j] = 0.0f;
+    for (int64_t k = 0; k < KS; ++k) {
+      const int64_t src = source[o * KS + k];
+      if (src < 0) continue;
+      const float* __restrict x = in + (n * IS + src) * C;
+      const float* __restrict wk = ker + k * O;
+      if (Og == 1) {
+        for (int64_t c = 0; c < C; ++c) orow[c] += x[c] * wk[c];
+      } else {
+        for (int64_t c = 0; c < C; ++c) {
+          for (int64_t m = 0; m < Og; ++m) orow[c * Og + m] += x[c] * wk[c * Og + m];
+        }
+      }
+    }
+    if (++o == OS) {
+      o = 0;
+      ++n;
+    }
+  }
+}
+
+bool ValidDims(const std::vector<int64_t>& dims, int rank) {
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank || seen[d]) return false;
+    seen[d] = true;
+  }
+  return true;
+}
+
+struct DotPlan {
+  int64_t B = 1, M = 1, N = 1, K = 1;
+  bool ltrans = false, rtrans = false;
+  std::vector<int64_t> lperm, rperm;  // lhs to [B, M, K] or [B, K, M]; rhs to [B, K, N] or [B, N, K]
+};
+
+std::optional<DotPlan> PlanDot(const Instruction& instr, const Shape& ls, const Shape& rs) {
+  if (instr.opcode() != Opcode::kDot || instr.operand_count() != 2) return std::nullopt;
+  const InstructionAttrs& at = instr.attrs_or_default();
+  if (!at.sparsity.empty() || !at.dot_dimension_numbers) return std::nullopt;
+  const DotDimensionNumbers& d = *at.dot_dimension_numbers;
+  if (!d.lhs_ragged_dimensions.empty() || !d.rhs_group_dimensions.empty()) return std::nullopt;
+  const Shape& os = instr.shape();
+  if (!os.IsArray() || !ls.IsArray() || !rs.IsArray()) return std::nullopt;
+  if (!IsTakenType(os.element_type()) || !IsTakenType(ls.element_type()) ||
+      !IsTakenType(rs.element_type())) {
+    return std::nullopt;
+  }
+  const int lr = ls.rank(), rr = rs.rank();
+  if (d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size() ||
+      d.lhs_contracting_dimensions.size() != d.rhs_contracting_dimensions.size()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> lused = d.lhs_batch_dimensions, rused = d.rhs_batch_dimensions;
+  lused.insert(lused.end(), d.lhs_contracting_dimensions.begin(), d.lhs_contracting_dimensions.end());
+  rused.insert(rused.end(), d.rhs_contracting_dimensions.begin(), d.rhs_contracting_dimensions.end());
+  if (!ValidDims(lused, lr) || !ValidDims(rused, rr)) return std::nullopt;
+  auto free_dims = [](int rank, const std::vector<int64_t>& used) {
+    std::vector<int64_t> f;
+    for (int i = 0; i < rank; ++i) {
+      if (std::find(used.begin(), used.end(), i) == used.end()) f.push_back(i);
+    }
+    return f;
+  };
+  const std::vector<int64_t> lf = free_dims(lr, lused), rf = free_dims(rr, rused);
+  DotPlan plan;
+  std::vector<int64_t> out_dims;
+  for (size_t i = 0; i < d.lhs_batch_dimensions.size(); ++i) {
+    const int64_t a = ls.dimension(static_cast<int>(d.lhs_batch_dimensions[i]));
+    if (a != rs.dimension(static_cast<int>(d.rhs_batch_dimensions[i]))) return std::nullopt;
+    plan.B *= a;
+    out_dims.push_back(a);
+  }
+  for (size_t i = 0; i < d.lhs_contracting_dimensions.size(); ++i) {
+    const int64_t a = ls.dimension(static_cast<int>(d.lhs_contracting_dimensions[i]));
+    if (a != rs.dimension(static_cast<int>(d.rhs_contracting_dimensions[i]))) return std::nullopt;
+    plan.K *= a;
+  }
+  for (int64_t x : lf) {
+    plan.M *= ls.dimension(static_cast<int>(x));
+    out_dims.push_back(ls.dimension(static_cast<int>(x)));
+  }
+  for (int64_t x : rf) {
+    plan.N *= rs.dimension(static_cast<int>(x));
+    out_dims.push_back(rs.dimension(static_cast<int>(x)));
+  }
+  if (out_dims != os.dimensions()) return std::nullopt;
+  if (plan.B * plan.M * plan.N == 0 || plan.K == 0 || !FitsBlasInt(plan.M) ||
+      !FitsBlasInt(plan.N) || !FitsBlasInt(plan.K)) {
+    return std::nullopt;
+  }
+  // An operand stored with its contracting dimensions before its free ones is passed transposed
+  // instead of being copied.
+  std::vector<int64_t> l_mk = d.lhs_batch_dimensions, l_km = d.lhs_batch_dimensions;
+  l_mk.insert(l_mk.end(), lf.begin(), lf.end());
+  l_mk.insert(l_mk.end(), d.lhs_contracting_dimensions.begin(), d.lhs_contracting_dimensions.end());
+  l_km.insert(l_km.end(), d.lhs_contracting_dimensions.begin(), d.lhs_contracting_dimensions.end());
+  l_km.insert(l_km.end(), lf.begin(), lf.end());
+  std::vector<int64_t> r_kn = d.rhs_batch_dimensions, r_nk = d.rhs_batch_dimensions;
+  r_kn.insert(r_kn.end(), d.rhs_contracting_dimensions.begin(), d.rhs_contracting_dimensions.end());
+  r_kn.insert(r_kn.end(), rf.begin(), rf.end());
+  r_nk.insert(r_nk.end(), rf.begin(), rf.end());
+  r_nk.insert(r_nk.end(), d.rhs_contracting_dimensions.begin(), d.rhs_contracting_dimensions.end());
+  plan.ltrans = !IsIdentity(l_mk) && IsIdentity(l_km);
+  plan.rtrans = !IsIdentity(r_kn) && IsIdentity(r_nk);
+  plan.lperm = plan.ltrans ? l_km : l_mk;
+  plan.rperm = plan.rtrans ? r_nk : r_kn;
+  return plan;
+}
+
+// Windows are unrolled this many floats at a time (16 MiB); an im2col row may be 4 times that.
+constexpr int64_t kBlockFloats = int64_t{1} << 22;
+constexpr int64_t kMaxIm2colRow = kBlockFloats * 4;
+
+struct ConvPlan {
+  // Canonical orders: input [N, spatial..., C], kernel [spatial..., I, O], output
+  // [N, spatial..., O]; ip/kp/op give each canonical dimension's place in the operand.
+  std::vector<int64_t> ip, kp, op;
+  Window w;
+  int64_t G = 1, Nb = 0, C = 0, I = 0, O = 0, Og = 0;
+  std::vector<int64_t> in_sp, k_sp, o_sp;
+  int64_t IS = 0, KS = 0, OS = 0, P = 0;
+};
+
+std::optional<ConvPlan> PlanConvolution(const Instruction& instr, const Shape& is,
+                                        const Shape& ks) {
+  if (instr.opcode() != Opcode::kConvolution || instr.operand_count() != 2) return std::nullopt;
+  const InstructionAttrs& at = instr.attrs_or_default();
+  if (!at.convolution_dimension_numbers || at.batch_group_count != 1 ||
+      at.feature_group_count < 1) {
+    return std::nullopt;
+  }
+  const ConvolutionDimensionNumbers& dn = *at.convolution_dimension_numbers;
+  const Shape& os = instr.shape();
+  if (!os.IsArray() || !is.IsArray() || !ks.IsArray()) return std::nullopt;
+  if (!IsTakenType(os.element_type()) || !IsTakenType(is.element_type()) ||
+      !IsTakenType(ks.element_type())) {
+    return std::nullopt;
+  }
+  const int ns = static_cast<int>(dn.input_spatial_dimensions.size());
+  if (dn.kernel_spatial_dimensions.size() != static_cast<size_t>(ns) ||
+      dn.output_spatial_dimensions.size() != static_cast<size_t>(ns) || is.rank() != ns + 2 ||
+      ks.rank() != ns + 2 || os.rank() != ns + 2) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> ip{dn.input_batch_dimension}, kp, op{dn.output_batch_dimension};
+  for (int i = 0; i < ns; ++i) {
+    ip.push_back(dn.input_spatial_dimensions[i]);
+    kp.push_back(dn.kernel_spatial_dimensions[i]);
+    op.push_back(dn.output_spatial_dimensions[i]);
+  }
+  ip.push_back(dn.input_feature_dimension);
+  kp.push_back(dn.kernel_input_feature_dimension);
+  kp.push_back(dn.kernel_output_feature_dimension);
+  op.push_back(dn.output_feature_dimension);
+  if (!ValidDims(ip, ns + 2) || !ValidDims(kp, ns + 2) || !ValidDims(op, ns + 2)) {
+    return std::nullopt;
+  }
+  Window w = at.window.value_or(Window());
+  if (w.empty()) {
+    w.assign(ns, WindowDimension{});
+    for (int i = 0; i < ns; ++i) w[i].size = ks.dimension(static_cast<int>(kp[i]));
+  }
+  if (static_cast<int>(w.size()) != ns) return std::nullopt;
+  const int64_t G = at.feature_group_count;
+  const int64_t Nb = is.dimension(static_cast<int>(dn.input_batch_dimension));
+  const int64_t C = is.dimension(static_cast<int>(dn.input_feature_dimension));
+  const int64_t I = ks.dimension(static_cast<int>(dn.kernel_input_feature_dimension));
+  const int64_t O = ks.dimension(static_cast<int>(dn.kernel_output_feature_dimension));
+  if (C != I * G || O % G != 0 || os.dimension(static_cast<int>(dn.output_batch_dimension)) != Nb ||
+      os.dimension(static_cast<int>(dn.output_feature_dimension)) != O) {
+    return std::nullopt;
+  }
+  const int64_t Og = O / G;
+  std::vector<int64_t> in_sp(ns), k_sp(ns), o_sp(ns);
+  for (int i = 0; i < ns; ++i) {
+    in_sp[i] = is.dimension(static_cast<int>(ip[i + 1]));
+    k_sp[i] = ks.dimension(static_cast<int>(kp[i]));
+    o_sp[i] = os.dimension(static_cast<int>(op[i + 1]));
+    if (k_sp[i] != w[i].size || w[i].stride <= 0 || w[i].base_dilation <= 0 ||
+        w[i].window_dilation <= 0) {
+      return std::nullopt;
+    }
+  }
+  const int64_t IS = Product(in_sp), KS = Product(k_sp), OS = Product(o_sp);
+  const int64_t P = Nb * OS;  // output pixels
+  if (P == 0 || O == 0 || KS * I == 0) return std::nullopt;
+  constexpr int64_t kMaxTable = int64_t{1} << 26;
+  if (OS * KS > kMaxTable) return std::nullopt;
+  const bool depthwise = I == 1 && G == C;
+  if (!depthwise && (!FitsBlasInt(KS * I) || !FitsBlasInt(O) || !FitsBlasInt(C) ||
+                     KS * I > kMaxIm2colRow)) {
+    return std::nullopt;
+  }
+  return ConvPlan{std::move(ip), std::move(kp), std::move(op), std::move(w), G, Nb, C, I, O, Og,
+                  std::move(in_sp), std::move(k_sp), std::move(o_sp), IS, KS, OS, P};
+}
+
+}  // namespace
+
+std::optional<absl::StatusOr<Literal>> LibraryDot(const Instruction& instr, const Literal& lhs,
+                                                  const Literal& rhs,
+                                                  const ParallelFor& parallel_for) {
+  std::optional<DotPlan> plan = PlanDot(instr, lhs.shape(), rhs.shape());
+  if (!plan) return std::nullopt;
+  const int64_t B = plan->B, M = plan->M, N = plan->N, K = plan->K;
+  const bool ltrans = plan->ltrans, rtrans = plan->rtrans;
+  const Shape& os = instr.shape();
+  std::vector<float> lbuf, rbuf;
+  const float* a = AsF32(lhs, plan->lperm, &lbuf, parallel_for);
+  const float* b = AsF32(rhs, plan->rperm, &rbuf, parallel_for);
+  Literal out = Literal::Uninitialized(os);
+  std::vector<float> cbuf;
+  float* c = os.element_type() == PrimitiveType::kF32
+                 ? out.mutable_data_as<float>()
+                 : (cbuf.resize(static_cast<size_t>(B * M * N)), cbuf.data());
+  for (int64_t bi = 0; bi < B; ++bi) {
+    Sgemm(ltrans, rtrans, M, N, K, a + bi * M * K, ltrans ? M : K, b + bi * K * N, rtrans ? K : N,
+          c + bi * M * N, N);
+  }
+  StoreRounded(c, &out, parallel_for);
+  return absl::StatusOr<Literal>(std::move(out));
+}
+
+std::optional<absl::StatusOr<Literal>> LibraryConvolution(const Instruction& instr,
+                                                          const Literal& lhs, const Literal& rhs,
+                                                          const ParallelFor& parallel_for) {
+  std::optional<ConvPlan> plan = PlanConvolution(instr, lhs.shape(), rhs.shape());
+  if (!plan) return std::nullopt;
+  const Shape& os = instr.shape();
+  const int ns = static_cast<int>(plan->in_sp.size());
+  const std::vector<int64_t>&ip = plan->ip, &kp = plan->kp, &op = plan->op;
+  const Window& w = plan->w;
+  const std::vector<int64_t>&in_sp = plan->in_sp, &k_sp = plan->k_sp, &o_sp = plan->o_sp;
+  const int64_t G = plan->G, Nb = plan->Nb, C = plan->C, I = plan->I, O = plan->O, Og = plan->Og;
+  const int64_t IS = plan->IS, KS = plan->KS, OS = plan->OS, P = plan->P;
+  // Where each (output position, kernel position) reads the input, per spatial dimension and
+  // then combined (-1: padding or between dilated elements).
+  std::vector<std::vector<int64_t>> per_dim(ns);
+  for (int d = 0; d < ns; ++d) {
+    per_dim[d].assign(o_sp[d] * k_sp[d], -1);
+    for (int64_t o = 0; o < o_sp[d]; ++o) {
+      for (int64_t k = 0; k < k_sp[d]; ++k) {
+        const int64_t kk = w[d].window_reversal ? k_sp[d] - 1 - k : k;
+        const int64_t p = o * w[d].stride + kk * w[d].window_dilation - w[d].padding_low;
+        if (p < 0 || p % w[d].base_dilation != 0) continue;
+        const int64_t q = p / w[d].base_dilation;
+        if (q < in_sp[d]) per_dim[d][o * k_sp[d] + k] = q;
+      }
+    }
+  }
+  // source[o * KS + k]: the input pixel (linear over the input's spatial dimensions) or -1.
+  std::vector<int64_t> source(static_cast<size_t>(OS * KS));
+  {
+    const std::vector<int64_t> in_strides = RowMajorStrides(in_sp);
+    std::vector<int64_t> oidx(ns, 0);
+    for (int64_t o = 0; o < OS; ++o) {
+      std::vector<int64_t> kidx(ns, 0);
+      for (int64_t k = 0; k < KS; ++k) {
+        int64_t lin = 0;
+        for (int d = 0; d < ns && lin >= 0; ++d) {
+          const int64_t q = per_dim[d][oidx[d] * k_sp[d] + kidx[d]];
+          lin = q < 0 ? -1 : lin + q * in_strides[d];
+        }
+        source[o * KS + k] = lin;
+        for (int d = ns - 1; d >= 0; --d) {
+          if (++kidx[d] < k_sp[d]) break;
+          kidx[d] = 0;
+        }
+      }
+      for (int d = ns - 1; d >= 0; --d) {
+        if (++oidx[d] < o_sp[d]) break;
+        oidx[d] = 0;
+      }
+    }
+  }
+  std::vector<float> in_buf, ker_buf;
+  const float* in = AsF32(lhs, ip, &in_buf, parallel_for);
+  const float* ker = AsF32(rhs, kp, &ker_buf, parallel_for);  // [KS, I, O]
+  // The canonical result [N, spatial..., O] is written straight into the result when that is
+  // its own order and type: output dimension op[j] is canonical dimension j.
+  std::vector<int64_t> inverse(op.size());
+  for (size_t j = 0; j < op.size(); ++j) inverse[op[j]] = static_cast<int64_t>(j);
+  Literal result = Literal::Uninitialized(os);
+  const bool in_place = IsIdentity(inverse) && os.element_type() == PrimitiveType::kF32;
+  std::vector<float> out_buf(in_place ? 0 : static_cast<size_t>(P * O));
+  float* out = in_place ? result.mutable_data_as<float>() : out_buf.data();
+
+  if (I == 1 && G == C) {
+    // Depthwise: out[p, c * Og + m] = sum_k in[src(p, k), c] * ker[k, 0, c * Og + m].
+    parallel_for(P, std::max<int64_t>(1, 8192 / std::max<int64_t>(KS * O, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   DepthwiseRange(in, ker, out, source.data(), begin, end, OS, KS, IS, C, Og);
+                 });
+  } else {
+    const int64_t row = KS * I;  // one im2col row: every kernel position's input features
+    bool direct = G == 1 && KS == 1 && IS == OS && source[0] == 0;
+    for (int64_t o = 0; direct && o < OS; ++o) direct = source[o] == o;
+    if (direct) {
+      // A 1x1 window that reads every input pixel once: the input is already the matrix.
+      for (int64_t start = 0; start < P; start += INT_MAX / 2) {
+        const int64_t rows = std::min<int64_t>(P - start, INT_MAX / 2);
+        Sgemm(false, false, rows, O, C, in + start * C, C, ker, O, out + start * O, O);
+      }
+    } else {
+      const int64_t block = std::max<int64_t>(1, std::min<int64_t>(P, kBlockFloats / row));
+      std::vector<float> col(static_cast<size_t>(block * row));
+      for (int64_t g = 0; g < G; ++g) {
+        for (int64_t p0 = 0; p0 < P; p0 += block) {
+          const int64_t rows = std::min(block, P - p0);
+          parallel_for(rows, std::max<int64_t>(1, 4096 / row), [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const int64_t p = p0 + r, n = p / OS, o = p % OS;
+              float* dst = col.data() + r * row;
+              for (int64_t k = 0; k < KS; ++k) {
+                const int64_t src = source[o * KS + k];
+                if (src < 0) {
+                  std::fill(dst + k * I, dst + (k + 1) * I, 0.0f);
+                } else {
+                  std::memcpy(dst + k * I, in + (n * IS + src) * C + g * I, I * sizeof(float));
+                }
+              }
+            }
+          });
+          Sgemm(false, false, rows, Og, row, col.data(), row, ker + g * Og, O,
+                out + p0 * O + g * Og, O);
+        }
+      }
+    }
+  }
+  std::vector<int64_t> canon_dims{Nb};
+  canon_dims.insert(canon_dims.end(), o_sp.begin(), o_sp.end());
+  canon_dims.push_back(O);
+  if (!in_place && IsIdentity(inverse)) {
+    StoreRounded(out, &result, parallel_for);
+  } else if (!in_place) {
+    std::vector<float> permuted(out_buf.size());
+    PermuteRows<float, WidenF32>(out, canon_dims, inverse, permuted.data(), parallel_for);
+    StoreRounded(permuted.data(), &result, parallel_for);
+  }
+  return absl::StatusOr<Literal>(std::move(result));
+}
+
+namespace {
+
+// Gather's index values as the interpreter reads them: unsigned values above INT64_MAX saturate.
+int64_t IndexAt(const Literal& l, int64_t i) {
+  const PrimitiveType t = l.shape().element_type();
+  if (IsUnsignedIntegral(t)) {
+    const uint64_t v = l.GetBits(i);
+    return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+  }
+  return l.GetInt(i);
+}
+
+bool Has(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+struct GatherPlan {
+  std::vector<int64_t> offset_operand_dims;  // operand dims of the output's offset dims, in order
+  std::vector<int64_t> batch_out_dims;       // output dims that are not offset dims
+  std::vector<int64_t> idx_batch_dims;       // indices dims other than index_vector_dim
+  std::vector<int64_t> batching_pos;         // per operand batching dim: its batch position
+  int64_t run = 0;                           // contiguous elements per copied run
+};
+
+// Takes gathers whose output's last dimension is an offset dimension over the operand's last
+// dimension: each output row is one contiguous run of the operand.
+std::optional<GatherPlan> PlanGather(const Instruction& instr, const Shape& os, const Shape& is) {
+  if (instr.opcode() != Opcode::kGather || instr.operand_count() != 2) return std::nullopt;
+  const InstructionAttrs& at = instr.attrs_or_default();
+  if (!at.gather_dimension_numbers) return std::nullopt;
+  const GatherDimensionNumbers& d = *at.gather_dimension_numbers;
+  const Shape& out = instr.shape();
+  if (!os.IsArray() || !is.IsArray() || !out.IsArray() || !IsIntegral(is.element_type()) ||
+      IsComplex(os.element_type()) || out.element_type() != os.element_type() ||
+      out.ElementCount() <= 0 || os.ElementCount() <= 0) {
+    return std::nullopt;
+  }
+  const int orank = os.rank(), irank = is.rank();
+  if (static_cast<int>(at.slice_sizes.size()) != orank || orank == 0) return std::nullopt;
+  for (int i = 0; i < orank; ++i) {
+    if (at.slice_sizes[i] < 0 || at.slice_sizes[i] > os.dimension(i)) return std::nullopt;
+  }
+  const int64_t ivd = d.index_vector_dim;
+  if (ivd < 0 || ivd > irank) return std::nullopt;
+  const int64_t vec_len = ivd < irank ? is.dimension(static_cast<int>(ivd)) : 1;
+  if (vec_len != static_cast<int64_t>(d.start_index_map.size())) return std::nullopt;
+  for (int64_t x : d.start_index_map) {
+    if (x < 0 || x >= orank) return std::nullopt;
+  }
+  GatherPlan plan;
+  for (int i = 0; i < orank; ++i) {
+    if (!Has(d.collapsed_slice_dims, i) && !Has(d.operand_batching_dims, i)) {
+      plan.offset_operand_dims.push_back(i);
+    }
+  }
+  if (plan.offset_operand_dims.size() != d.offset_dims.size() || d.offset_dims.empty()) {
+    return std::nullopt;
+  }
+  for (int i = 0; i < out.rank(); ++i) {
+    if (!Has(d.offset_dims, i)) plan.batch_out_dims.push_back(i);
+  }
+  for (int i = 0; i < irank; ++i) {
+    if (i != ivd) plan.idx_batch_dims.push_back(i);
+  }
+  if (plan.idx_batch_dims.size() != plan.batch_out_dims.size()) return std::nullopt;
+  for (size_t k = 0; k < plan.batch_out_dims.size(); ++k) {
+    if (out.dimension(static_cast<int>(plan.batch_out_dims[k])) !=
+        is.dimension(static_cast<int>(plan.idx_batch_dims[k]))) {
+      return std::nullopt;
+    }
+  }
+  for (size_t k = 0; k < d.offset_dims.size(); ++k) {
+    if (out.dimension(static_cast<int>(d.offset_dims[k])) !=
+        at.slice_sizes[plan.offset_operand_dims[k]]) {
+      return std::nullopt;
+    }
+  }
+  if (d.start_indices_batching_dims.size() != d.operand_batching_dims.size()) return std::nullopt;
+  for (int64_t sd : d.start_indices_batching_dims) {
+    auto it = std::find(plan.idx_batch_dims.begin(), plan.idx_batch_dims.end(), sd);
+    if (it == plan.idx_batch_dims.end()) return std::nullopt;
+    plan.batching_pos.push_back(it - plan.idx_batch_dims.begin());
+  }
+  if (d.offset_dims.back() != out.rank() - 1 || plan.offset_operand_dims.back() != orank - 1) {
+    return std::nullopt;
+  }
+  plan.run = at.slice_sizes[orank - 1];
+  return plan;
+}
+
+}  // namespace
+
+std::optional<absl::StatusOr<Literal>> LibraryGather(const Instruction& instr,
+                                                     const Literal& operand, const Literal& indices,
+                                                     const ParallelFor& parallel_for) {
+  std::optional<GatherPlan> plan = PlanGather(instr, operand.shape(), indices.shape());
+  if (!plan) return std::nullopt;
+  const InstructionAttrs& at = instr.attrs_or_default();
+  const GatherDimensionNumbers& d = *at.gather_dimension_numbers;
+  const Shape& os = operand.shape();
+  const Shape& out_shape = instr.shape();
+  const int orank = os.rank(), out_rank = out_shape.rank(), irank = indices.shape().rank();
+  const std::vector<int64_t> ostrides = RowMajorStrides(os.dimensions());
+  const std::vector<int64_t> istrides = RowMajorStrides(indices.shape().dimensions());
+  const int64_t ivd = d.index_vector_dim;
+  const size_t bytes = static_cast<size_t>(operand.element_bytes());
+  Literal out = Literal::Uninitialized(out_shape);
+  const int64_t run = plan->run;
+  const int64_t rows = run == 0 ? 0 : out_shape.ElementCount() / run;
+  const uint8_t* src = operand.data().data();
+  uint8_t* dst = out.mutable_data()->data();
+  std::vector<int64_t> out_dims = out_shape.dimensions();
+  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(run, 1)),
+               [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> idx(out_rank, 0), start(orank);
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t r = row;
+      for (int j = out_rank - 2; j >= 0; --j) {
+        idx[j] = r % out_dims[j];
+        r /= out_dims[j];
+      }
+      // The index vector of this row's batch position.
+      int64_t base = 0;
+      for (size_t b = 0; b < plan->idx_batch_dims.size(); ++b) {
+        base += idx[plan->batch_out_dims[b]] * istrides[plan->idx_batch_dims[b]];
+      }
+      std::fill(start.begin(), start.end(), 0);
+      for (size_t k = 0; k < d.start_index_map.size(); ++k) {
+        const int64_t at_k = ivd < irank ? base + static_cast<int64_t>(k) * istrides[ivd] : base;
+        start[d.start_index_map[k]] = IndexAt(indices, at_k);
+      }
+      for (size_t j = 0; j < d.operand_batching_dims.size(); ++j) {
+        start[d.operand_batching_dims[j]] = idx[plan->batch_out_dims[plan->batching_pos[j]]];
+      }
+      int64_t lin = 0;
+      for (int od = 0; od < orank; ++od) {
+        lin += std::clamp<int64_t>(start[od], 0, os.dimension(od) - at.slice_sizes[od]) *
+               ostrides[od];
+      }
+      for (size_t k = 0; k + 1 < d.offset_dims.size(); ++k) {
+        lin += idx[d.offset_dims[k]] * ostrides[plan->offset_operand_dims[k]];
+      }
+      std::memcpy(dst + row * run * bytes, src + lin * bytes, run * bytes);
+    }
+  });
+  return absl::StatusOr<Literal>(std::move(out));
+}
+
+bool LibraryTakes(const Instruction& instr) {
+  if (instr.operand_count() != 2) return false;
+  const Shape& l = instr.operand(0)->shape();
+  const Shape& r = instr.operand(1)->shape();
+  if (instr.opcode() == Opcode::kDot) return PlanDot(instr, l, r).has_value();
+  if (instr.opcode() == Opcode::kConvolution) return PlanConvolution(instr, l, r).has_value();
+  if (instr.opcode() == Opcode::kGather) return PlanGather(instr, l, r).has_value();
+  return false;
+}
+
+}  // namespace hlowb::cpu
+
