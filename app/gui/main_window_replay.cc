@@ -296,6 +296,10 @@ void MainWindow::OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayRes
   }
   bool compared = false;
   QString details;
+  if (!result.compile_summary().empty()) {
+    details += tr("Compiled for %1: %2\n")
+                   .arg(Q(last_replay_.platform()), Q(result.compile_summary()));
+  }
   for (int i = 0; i < result.iterations_size(); ++i) {
     const auto& it = result.iterations(i);
     compared |= !it.compared_against().empty();

@@ -10,6 +10,7 @@
 
 #include "core/support/strings.h"
 #include "core/text/printer.h"
+#include "replay/backends/cpu/cpu_backend.h"
 
 namespace hlowb {
 namespace {
@@ -72,6 +73,44 @@ std::string Stats(const LiteralStatistics& s) {
 
 }  // namespace
 
+namespace {
+
+// The finding's lines: what, where, the result and each operand.
+void AppendFinding(const NonfiniteFinding& f, const std::string& argument_source,
+                   const std::string& compiled_platform, std::string* out) {
+  if (f.entry_parameter) {
+    StrAppend(out, f.introduced, " in argument %", f.instruction, " (", f.shape,
+              ") of the entry computation, replay iteration ", f.replay_iteration + 1,
+              " (arguments from ", argument_source, ")\n");
+  } else {
+    StrAppend(out, f.introduced, " introduced by %", f.instruction, " (", f.opcode, ") ", f.shape,
+              " in replay iteration ", f.replay_iteration + 1,
+              f.device != 0 ? StrCat(", device ", f.device) : std::string(), " (arguments from ",
+              argument_source, ")\n");
+  }
+  if (!compiled_platform.empty()) {
+    StrAppend(out, "  where: computation %", f.computation, " of the module as the ",
+              compiled_platform, " platform compiled it\n");
+  } else if (f.context.empty()) {
+    StrAppend(out, "  where: entry computation %", f.computation, "\n");
+  } else {
+    StrAppend(out, "  where (outermost first):\n");
+    for (const NonfiniteContext& c : f.context) {
+      StrAppend(out, "    %", c.caller, " (", c.caller_opcode, ") -> ", c.role, " %",
+                c.computation);
+      if (c.loop_iteration >= 0) StrAppend(out, ", iteration ", c.loop_iteration);
+      StrAppend(out, "\n");
+    }
+  }
+  StrAppend(out, "  result: ", Stats(f.result), "\n");
+  for (size_t i = 0; i < f.operands.size(); ++i) {
+    const NonfiniteOperand& o = f.operands[i];
+    StrAppend(out, "  operand ", i, " %", o.name, " ", o.shape, ": ", Stats(o.statistics), "\n");
+  }
+}
+
+}  // namespace
+
 std::string NonfiniteReport::ToString() const {
   std::string out;
   if (!found) {
@@ -80,32 +119,18 @@ std::string NonfiniteReport::ToString() const {
               ")\n");
     return out;
   }
-  const NonfiniteFinding& f = finding;
-  if (f.entry_parameter) {
-    StrAppend(&out, "first non-finite value: ", f.introduced, " in argument %", f.instruction, " (",
-              f.shape, ") of the entry computation, replay iteration ", f.replay_iteration + 1,
-              " (arguments from ", argument_source, ")\n");
-  } else {
-    StrAppend(&out, "first non-finite value: ", f.introduced, " introduced by %", f.instruction,
-              " (", f.opcode, ") ", f.shape, " in replay iteration ", f.replay_iteration + 1,
-              f.device != 0 ? StrCat(", device ", f.device) : std::string(), " (arguments from ",
-              argument_source, ")\n");
-  }
-  if (f.context.empty()) {
-    StrAppend(&out, "  where: entry computation %", f.computation, "\n");
-  } else {
-    StrAppend(&out, "  where (outermost first):\n");
-    for (const NonfiniteContext& c : f.context) {
-      StrAppend(&out, "    %", c.caller, " (", c.caller_opcode, ") -> ", c.role, " %",
-                c.computation);
-      if (c.loop_iteration >= 0) StrAppend(&out, ", iteration ", c.loop_iteration);
-      StrAppend(&out, "\n");
+  StrAppend(&out, "first non-finite value",
+            compiled_platform.empty() ? std::string() : StrCat(" on ", compiled_platform), ": ");
+  AppendFinding(finding, argument_source, compiled_platform, &out);
+  if (interpreter_checked) {
+    if (interpreter_finding) {
+      StrAppend(&out, "in the module's own instructions (the interpreter, same arguments): ");
+      AppendFinding(*interpreter_finding, argument_source, "", &out);
+    } else {
+      StrAppend(&out, "the interpreter computes no NaN or Inf up to that iteration on the same "
+                      "arguments: the ", compiled_platform, " platform differs from it there "
+                      "(compare them with --isolate_instructions)\n");
     }
-  }
-  StrAppend(&out, "  result: ", Stats(f.result), "\n");
-  for (size_t i = 0; i < f.operands.size(); ++i) {
-    const NonfiniteOperand& o = f.operands[i];
-    StrAppend(&out, "  operand ", i, " %", o.name, " ", o.shape, ": ", Stats(o.statistics), "\n");
   }
   return out;
 }
@@ -236,6 +261,14 @@ absl::StatusOr<NonfiniteReport> FindNonfinite(const Module& module, ReplayOption
     stop.Cancel();
   };
 
+  const bool compiled = options.platform == kCpuPlatform || options.platform == "host";
+  std::optional<ReplayOptions> again;
+  std::optional<ReplayInputs> again_inputs;
+  if (compiled) {
+    again = options;
+    again->on_instruction = nullptr;
+    again_inputs = inputs;
+  }
   ReplaySession session(module, std::move(options), std::move(inputs));
   absl::StatusOr<ReplayReport> run = session.Run(&stop);
   report.iterations_run = max_iteration + 1;
@@ -245,6 +278,22 @@ absl::StatusOr<NonfiniteReport> FindNonfinite(const Module& module, ReplayOption
     if (from_literals) {
       report.argument_source =
           StrCat("literals file iteration ", report.finding.replay_iteration + 1);
+    }
+    if (compiled) {
+      report.compiled_platform = again->platform;
+      report.finding.context.clear();  // the compiled module's computations have no callers map
+      again->platform = "interpreter";
+      again->iterations = report.finding.replay_iteration + 1;
+      absl::StatusOr<NonfiniteReport> local =
+          FindNonfinite(module, *std::move(again), *std::move(again_inputs), cancel);
+      if (local.ok()) {
+        report.interpreter_checked = true;
+        if (local->found) report.interpreter_finding = local->finding;
+      } else {
+        report.warnings.push_back(StrCat("the interpreter could not locate the finding in the "
+                                         "module's own instructions: ",
+                                         local.status().message()));
+      }
     }
     return report;
   }

@@ -13,11 +13,14 @@
 // value came in with the arguments). Scalar computations applied by reduce, map, sort,
 // scatter and the like are judged through the instruction that applies them.
 //
-// It runs the test platform only (no reference run) and stops at the first finding.
+// It runs the test platform only (no reference run) and stops at the first finding. On the cpu
+// platform the finding is also located on the interpreter, in the module's own instructions
+// (see NonfiniteReport::interpreter_finding).
 #ifndef HLOWB_REPLAY_COMPARE_NONFINITE_H_
 #define HLOWB_REPLAY_COMPARE_NONFINITE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +68,14 @@ struct NonfiniteReport {
   int iterations_run = 0;
   bool found = false;
   NonfiniteFinding finding;
+  // On a compiled platform (cpu) the finding names an instruction of the module as that platform
+  // compiled it (a fusion the compiler made, say). The search is then repeated on the
+  // interpreter with the same arguments up to that replay iteration, to name the instruction of
+  // the module itself: `interpreter_finding` when the interpreter also finds one, nothing when
+  // it computes no NaN or Inf there (the compiled platform then differs from the interpreter).
+  std::string compiled_platform;  // empty: the interpreter ran
+  bool interpreter_checked = false;
+  std::optional<NonfiniteFinding> interpreter_finding;
   std::vector<std::string> warnings;
   // A readable report: where, the call path with loop iterations, result and operand
   // statistics. Deterministic (no times, no pointers).

@@ -24,6 +24,7 @@
 #include "core/support/strings.h"
 #include "core/text/parser.h"
 #include "replay/bisect/pass_bisect.h"
+#include "replay/codegen/cpu_jit.h"
 #include "replay/compare/isolation.h"
 #include "replay/compare/nonfinite.h"
 #include "replay/worker/worker.pb.h"
@@ -64,6 +65,8 @@ absl::StatusOr<ReplayOptions> OptionsFrom(const ReplayRequest& request,
   ReplayOptions o;
   if (!request.platform().empty()) o.platform = request.platform();
   o.reference_platform = request.reference_platform();
+  // The cpu platform keeps compiled kernels in the user's kernel cache, as `hlowb replay` does.
+  o.cpu.cache_dir = codegen::DefaultKernelCacheDir();
   o.seed = request.seed();
   o.iterations = request.iterations() > 0 ? request.iterations() : 1;
   if (request.abs_error_bound() > 0) o.bounds.abs = request.abs_error_bound();
@@ -85,6 +88,10 @@ absl::StatusOr<ReplayOptions> OptionsFrom(const ReplayRequest& request,
 // from one thread at a time per device; the lock covers multi-device runs.
 struct RunObserver {
   struct Entry {
+    // Copied when first seen: a compiled platform's instructions belong to its optimised module,
+    // which is gone by the time the result is filled.
+    std::string name;
+    std::string computation;
     double seconds = 0;
     int64_t executions = 0;
     LiteralStatistics last;
@@ -101,7 +108,13 @@ struct RunObserver {
     std::lock_guard<std::mutex> lock(mu);
     if (profile) {
       auto [it, inserted] = entries.try_emplace(p.instruction);
-      if (inserted) order.push_back(p.instruction);
+      if (inserted) {
+        order.push_back(p.instruction);
+        it->second.name = p.instruction->name();
+        if (p.instruction->parent() != nullptr) {
+          it->second.computation = p.instruction->parent()->name();
+        }
+      }
       it->second.seconds += p.seconds;
       ++it->second.executions;
       it->second.last = p.statistics;
@@ -114,10 +127,10 @@ struct RunObserver {
 
   absl::Status Fill(ReplayResult* result) const {
     for (const Instruction* instr : order) {
-      const Entry& e = entries.at(instr);
+      const Entry& e = entries.at(instr);  // `instr` is a key only: it may be gone
       InstructionTiming* out = result->add_profile();
-      out->set_name(instr->name());
-      if (instr->parent() != nullptr) out->set_computation(instr->parent()->name());
+      out->set_name(e.name);
+      if (!e.computation.empty()) out->set_computation(e.computation);
       out->set_seconds(e.seconds);
       out->set_executions(e.executions);
       out->set_nan_count(e.last.nan_count);
@@ -241,8 +254,12 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     for (const std::string& w : found->warnings) result.add_warnings(w);
     NonfiniteResult* n = result.mutable_nonfinite();
     n->set_found(found->found);
-    n->set_instruction(found->finding.instruction);
-    n->set_computation(found->finding.computation);
+    // The module's own instruction where the interpreter located it (compiled platforms name
+    // their own fusions otherwise).
+    const NonfiniteFinding& f =
+        found->interpreter_finding ? *found->interpreter_finding : found->finding;
+    n->set_instruction(f.instruction);
+    n->set_computation(f.computation);
     n->set_report(found->ToString());
     return result;
   }
@@ -292,6 +309,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
   ReplayResult result;
   result.set_module_name(report->module_name);
   result.set_compile_seconds(report->compile_seconds);
+  result.set_compile_summary(report->compile_summary);
   result.set_all_match(report->all_match());
   for (const std::string& w : report->warnings) result.add_warnings(w);
   for (const ReplayIteration& it : report->iterations) {

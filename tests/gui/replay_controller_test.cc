@@ -80,6 +80,25 @@ class ReplayControllerTest : public QObject {
     if (!hlowb::testing::LatencyProbe::MachineOverloaded()) QVERIFY(probe.max_gap() < 100);
   }
 
+  void TheCpuPlatformReplaysAndAgreesWithTheInterpreter() {
+    ReplayController c;
+    c.SetWorkerCommand(kBinary, {QStringLiteral("worker")});
+    QSignalSpy finished(&c, &ReplayController::finished);
+    QSignalSpy failed(&c, &ReplayController::failed);
+    ReplayRequest r = Request(Loop(20));
+    r.set_platform("cpu");
+    c.Submit(r);
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(failed.count(), 0);
+    const ReplayResult result =
+        *finished.first().at(1).value<std::shared_ptr<const ReplayResult>>();
+    QVERIFY(result.all_match());
+    QVERIFY(result.iterations(0).matched());
+    // The compiled platform says what it compiled: the loop body's sine became a kernel.
+    QVERIFY2(result.compile_summary().find("kernel") != std::string::npos,
+             result.compile_summary().c_str());
+  }
+
   void NewerRequestsReplaceWaitingOnesAndCancelStopsTheRunning() {
     ReplayController c;
     c.SetWorkerCommand(kBinary, {QStringLiteral("worker")});

@@ -8,6 +8,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QComboBox>
 #include <QTabWidget>
@@ -95,8 +96,10 @@ class ReplayResultsTest : public QObject {
     QSignalSpy finished(w.replay_controller(), &hlowb::gui::ReplayController::finished);
     QSignalSpy failed(w.replay_controller(), &hlowb::gui::ReplayController::failed);
     w.replay_panel()->run_button()->click();
-    return QTest::qWaitFor([&] { return finished.count() + failed.count() > 0; }, 60000) &&
-           finished.count() == 1;
+    const bool done =
+        QTest::qWaitFor([&] { return finished.count() + failed.count() > 0; }, 60000);
+    if (!failed.isEmpty()) qWarning("replay failed: %s", qPrintable(failed.first().at(1).toString()));
+    return done && finished.count() == 1;
   }
 
  private slots:
@@ -435,6 +438,28 @@ ENTRY e {
     QTRY_COMPARE(viewer->value_count(), 3);  // output, reference, distance
     QCOMPARE(viewer->ValueName(0), QStringLiteral("output"));
     QCOMPARE(model->data(model->index(2, 0)).toString(), QStringLiteral("0"));
+  }
+
+  void TheCpuBackendRunsFromTheReplayDock() {
+    auto w = NewWindow();
+    w->OpenPath(QStringLiteral(HLOWB_SOURCE_DIR "/resources/samples/sample.hlo"));
+    QVERIFY(WaitIdle(*w));
+    auto* platform = w->findChild<QComboBox*>(QStringLiteral("replayPlatform"));
+    auto* reference = w->findChild<QComboBox*>(QStringLiteral("replayReference"));
+    QVERIFY(platform != nullptr && reference != nullptr);
+    const int cpu = platform->findData(QStringLiteral("cpu"));
+    QVERIFY(cpu >= 0);
+    auto* model = qobject_cast<QStandardItemModel*>(platform->model());
+    QVERIFY(model != nullptr && model->item(cpu)->isEnabled());
+    QVERIFY(reference->findData(QStringLiteral("cpu")) >= 0);
+    platform->setCurrentIndex(cpu);
+    reference->setCurrentIndex(reference->findData(QStringLiteral("interpreter")));
+    QVERIFY(Run(*w));
+    hlowb::viewer::ReplayPanel* panel = w->replay_panel();
+    QVERIFY2(panel->Verdict() == QStringLiteral("MATCHED"), qPrintable(panel->Details()));
+    QVERIFY2(panel->Details().contains(QStringLiteral("Compiled for cpu:")) &&
+                 panel->Details().contains(QStringLiteral("kernel")),
+             qPrintable(panel->Details()));
   }
 };
 

@@ -158,15 +158,21 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   platform_ = new QComboBox;
   platform_->setObjectName(QStringLiteral("replayPlatform"));
   platform_->addItem(QStringLiteral("interpreter"), QStringLiteral("interpreter"));
-  platform_->addItem(tr("cpu (not built yet)"), QStringLiteral("cpu"));
+  platform_->addItem(tr("cpu (compiled with LLVM)"), QStringLiteral("cpu"));
+  platform_->setItemData(1,
+                         tr("The module compiled for this CPU: the cpu pass pipeline, LLVM kernels, "
+                            "OpenBLAS for dots and convolutions"),
+                         Qt::ToolTipRole);
   platform_->addItem(tr("cuda (not built yet)"), QStringLiteral("cuda"));
   if (auto* model = qobject_cast<QStandardItemModel*>(platform_->model())) {
-    for (int i = 1; i < platform_->count(); ++i) model->item(i)->setEnabled(false);
+    model->item(2)->setEnabled(false);
   }
   form->addRow(tr("Backend"), platform_);
   reference_ = new QComboBox;
+  reference_->setObjectName(QStringLiteral("replayReference"));
   reference_->addItem(tr("none"), QString());
   reference_->addItem(QStringLiteral("interpreter"), QStringLiteral("interpreter"));
+  reference_->addItem(QStringLiteral("cpu"), QStringLiteral("cpu"));
   reference_->setCurrentIndex(1);
   form->addRow(tr("Compare with"), reference_);
   data_ = new QComboBox;

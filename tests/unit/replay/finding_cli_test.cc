@@ -1,5 +1,6 @@
 // The "finding the problem" command line: `hlowb replay --find_nonfinite`,
-// `--isolate_instructions`, `--custom_call_fallback`, and `hlowb bundle`'s folder.
+// `--isolate_instructions` (on the interpreter and on cpu), `--custom_call_fallback`, and
+// `hlowb bundle`'s folder.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +69,29 @@ TEST_F(FindingCli, FindNonfiniteNamesTheFusedInstructionAndIteration) {
   EXPECT_TRUE(Contains(r.out, "%w (while) -> while body %body, iteration 3")) << r.out;
   EXPECT_TRUE(Contains(r.out, "%f (fusion) -> fused computation %fused_sqrt")) << r.out;
   EXPECT_TRUE(Contains(r.out, "operand 0 %d f32[4]")) << r.out;
+}
+
+TEST_F(FindingCli, FindNonfiniteOnCpuNamesTheModulesOwnInstruction) {
+  std::string path = Write("loop.hlo", kLoopNaN);
+  Result r = Hlowb("replay " + path + " --find_nonfinite --platform=cpu");
+  EXPECT_EQ(r.code, 1) << r.out;
+  // Found on the compiled module (a fusion the cpu pipeline made)...
+  EXPECT_TRUE(Contains(r.out, "first non-finite value on cpu: NaN introduced by %")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "of the module as the cpu platform compiled it")) << r.out;
+  // ...and located in the module's own instructions on the interpreter.
+  EXPECT_TRUE(Contains(r.out, "in the module's own instructions (the interpreter, same "
+                              "arguments): NaN introduced by %s (sqrt)"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "%w (while) -> while body %body, iteration 3")) << r.out;
+}
+
+TEST_F(FindingCli, IsolateInstructionsOnCpuCompilesEachInstruction) {
+  std::string path = Write("loop.hlo", kLoopNaN);
+  Result r = Hlowb("replay " + path + " --isolate_instructions --platform=cpu "
+                   "--reference_platform=interpreter --xla_cpu_enable_kernel_cache=false");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "MATCHED              | MATCHED              | 4")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "MISMATCH")) << r.out;
 }
 
 TEST_F(FindingCli, IsolateInstructionsPrintsTheStatusTable) {

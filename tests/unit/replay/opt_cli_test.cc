@@ -162,6 +162,12 @@ TEST(OptCli, OwnDumpsReadLikeXlasAndBisectCleanly) {
   Result bisect = Hlowb("replay " + dir.string() + " --module=0 --bisect_passes");
   EXPECT_EQ(bisect.code, 0) << bisect.out;
   EXPECT_NE(bisect.out.find("no state diverged"), std::string::npos) << bisect.out;
+  // The same walk with every state compiled and run on the cpu platform.
+  Result bisect_cpu = Hlowb("replay " + dir.string() +
+                            " --module=0 --bisect_passes --platform=cpu "
+                            "--xla_cpu_enable_kernel_cache=false");
+  EXPECT_EQ(bisect_cpu.code, 0) << bisect_cpu.out;
+  EXPECT_NE(bisect_cpu.out.find("no state diverged"), std::string::npos) << bisect_cpu.out;
   fs::remove_all(dir);
 }
 
