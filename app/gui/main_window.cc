@@ -5,6 +5,8 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -45,6 +47,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "app/gui/keyboard_shortcuts.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
 #include "viewer/text/hlo_diff_view.h"
@@ -531,6 +534,10 @@ void MainWindow::BuildActions() {
 
   BuildCompileMenu();  // main_window_compile.cc
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this,
+                                  [this] { ShowKeyboardShortcuts(); });
+  keys->setShortcut(QKeySequence::HelpContents);
+  keys->setObjectName(QStringLiteral("keyboardShortcutsAction"));
   help->addAction(tr("&About HLO Workbench"), this, [this] {
     QMessageBox::about(this, tr("About HLO Workbench"),
                        tr("<b>HLO Workbench</b> %1<br>Browse XLA HLO modules, dump directories "
@@ -667,12 +674,24 @@ void MainWindow::AddRecent(const QString& path) {
   RebuildRecentMenu();
 }
 
+QDialog* MainWindow::ShowKeyboardShortcuts() {
+  if (shortcuts_dialog_ == nullptr) shortcuts_dialog_ = MakeKeyboardShortcutsDialog(this);
+  shortcuts_dialog_->show();
+  shortcuts_dialog_->raise();
+  shortcuts_dialog_->activateWindow();
+  return shortcuts_dialog_;
+}
+
 void MainWindow::RebuildRecentMenu() {
   recent_menu_->clear();
   const QStringList recent = recent_files();
   for (int i = 0; i < recent.size(); ++i) {
     const QString path = recent[i];
-    QString label = QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName());
+    // The full path: dumps are folders of one name ("xla_dump") in many places. An ampersand in
+    // it is doubled so that it is shown rather than taken for a mnemonic.
+    QString shown = QDir::toNativeSeparators(path);
+    shown.replace(QLatin1Char('&'), QLatin1String("&&"));
+    QString label = QStringLiteral("&%1 %2").arg(i + 1).arg(shown);
     QAction* a = recent_menu_->addAction(label, this, [this, path] { OpenPath(path); });
     a->setToolTip(path);
     a->setStatusTip(path);

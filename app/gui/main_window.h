@@ -116,6 +116,10 @@ class MainWindow : public QMainWindow {
   int current_state_row() const { return shown_row_; }
   const std::vector<DumpState>& states() const { return states_; }
   QStringList recent_files() const;
+  // File ▸ Open Recent: one entry per recent path, labelled with the full path.
+  QMenu* recent_menu() const { return recent_menu_; }
+  // Help ▸ Keyboard Shortcuts (F1): a non-modal table of every shortcut (keyboard_shortcuts.h).
+  QDialog* ShowKeyboardShortcuts();
 
   viewer::GraphView* graph_view() const { return graph_; }
   viewer::HloTextView* text_view() const { return text_; }
@@ -362,6 +366,7 @@ class MainWindow : public QMainWindow {
   QToolButton* cancel_ = nullptr;
   QLabel* state_label_ = nullptr;
   QMenu* recent_menu_ = nullptr;
+  QPointer<QDialog> shortcuts_dialog_;
   QMenu* view_menu_ = nullptr;
   QAction* theme_actions_[3] = {nullptr, nullptr, nullptr};
 

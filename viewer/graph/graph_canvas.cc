@@ -15,6 +15,11 @@ namespace hlowb::viewer::gv {
 namespace {
 constexpr int kOverviewMax = 200;
 constexpr int kOverviewMargin = 8;
+// The overview takes at most this share of the canvas in each direction, so that on a small
+// canvas (a laptop screen with docks) it leaves room for the graph.
+constexpr double kOverviewShare = 0.3;
+// Its short side never gets thinner than this; a graph of a more extreme aspect is letterboxed.
+constexpr int kOverviewMinSide = 28;
 }  // namespace
 
 // Canvas ---------------------------------------------------------------------------------------
@@ -141,13 +146,53 @@ void Canvas::keyPressEvent(QKeyEvent* event) {
 }
 
 void Canvas::ViewChanged() {
-  QRect vp = viewport()->geometry();
-  if (overview_) {
-    QSize size = overview_->size();
-    overview_->move(vp.right() - size.width() - kOverviewMargin,
-                    vp.bottom() - size.height() - kOverviewMargin);
-    overview_->ViewChanged();
+  if (!overview_) return;
+  overview_->FitTo(viewport()->size());
+  overview_->ViewChanged();
+  if (overview_->isVisible()) PlaceOverview();
+}
+
+QRect Canvas::OverviewRectAt(int corner) const {
+  const QRect vp = viewport()->geometry();
+  const QSize size = overview_->size();
+  const bool right = corner == 0 || corner == 1;
+  const bool bottom = corner == 0 || corner == 2;
+  return QRect(
+      right ? vp.right() - size.width() - kOverviewMargin + 1 : vp.left() + kOverviewMargin,
+      bottom ? vp.bottom() - size.height() - kOverviewMargin + 1 : vp.top() + kOverviewMargin,
+      size.width(), size.height());
+}
+
+void Canvas::PlaceOverview() {
+  // The corner whose nodes the overview would hide least: it stays where it is while that hides
+  // nothing (no jumping about while the user scrolls), else it moves to the corner covering
+  // the least node area (bottom right, top right, bottom left, top left on a tie).
+  auto* s = dynamic_cast<GraphScene*>(scene());
+  auto covered = [&](int corner) {
+    if (s == nullptr) return 0.0;
+    const QRect r = OverviewRectAt(corner).translated(-viewport()->geometry().topLeft());
+    const QRectF area = mapToScene(r).boundingRect();
+    double sum = 0;
+    for (const NodeSpec& n : s->model().nodes) {
+      if (n.frame || !n.rect.intersects(area)) continue;
+      const QRectF overlap = n.rect.intersected(area);
+      sum += overlap.width() * overlap.height();
+    }
+    return sum;
+  };
+  if (covered(overview_corner_) > 0) {
+    double best = -1;
+    int best_corner = overview_corner_;
+    for (int corner = 0; corner < 4; ++corner) {
+      const double c = covered(corner);
+      if (best < 0 || c < best) {
+        best = c;
+        best_corner = corner;
+      }
+    }
+    overview_corner_ = best_corner;
   }
+  overview_->move(OverviewRectAt(overview_corner_).topLeft());
 }
 
 // OverviewMap ----------------------------------------------------------------------------------
@@ -159,25 +204,38 @@ OverviewMap::OverviewMap(Canvas* canvas) : QGraphicsView(canvas), canvas_(canvas
   setFrameShape(QFrame::Box);
   setCursor(Qt::PointingHandCursor);
   setToolTip(QObject::tr("Overview: click or drag to move the view"));
+  setObjectName(QStringLiteral("overviewMap"));
   resize(kOverviewMax, kOverviewMax * 3 / 4);
   hide();
 }
 
 void OverviewMap::SetModel(std::shared_ptr<const SceneModel> model) {
   model_ = std::move(model);
-  if (model_ && !model_->thumbnail.isNull()) {
-    QSize img = model_->thumbnail.size();
-    double s = std::min(static_cast<double>(kOverviewMax) / img.width(),
-                        static_cast<double>(kOverviewMax) / img.height());
-    resize(std::max(48, static_cast<int>(img.width() * s) + 2 * frameWidth()),
-           std::max(36, static_cast<int>(img.height() * s) + 2 * frameWidth()));
+  canvas_->ViewChanged();
+}
+
+void OverviewMap::FitTo(QSize canvas) {
+  if (!model_ || model_->bounds.isEmpty()) return;
+  // The graph's aspect, within kOverviewMax and a share of the canvas.
+  const double max_w = std::max<double>(
+      kOverviewMinSide * 2, std::min<double>(kOverviewMax, canvas.width() * kOverviewShare));
+  const double max_h = std::max<double>(
+      kOverviewMinSide * 2, std::min<double>(kOverviewMax, canvas.height() * kOverviewShare));
+  const double aspect = model_->bounds.width() / model_->bounds.height();
+  double w = max_w, h = max_w / aspect;
+  if (h > max_h) {
+    h = max_h;
+    w = max_h * aspect;
   }
-  ViewChanged();
+  const int frame = 2 * frameWidth();
+  const QSize size(std::max(kOverviewMinSide, static_cast<int>(std::lround(w))) + frame,
+                   std::max(kOverviewMinSide, static_cast<int>(std::lround(h))) + frame);
+  if (size != this->size()) resize(size);
 }
 
 void OverviewMap::SetEnabled(bool enabled) {
   enabled_ = enabled;
-  ViewChanged();
+  canvas_->ViewChanged();
 }
 
 void OverviewMap::ViewChanged() {

@@ -34,6 +34,9 @@ class Canvas : public QGraphicsView {
   QRectF VisibleSceneRect() const;
 
   OverviewMap* overview() const { return overview_; }
+  // Sizes the overview map to the canvas and the graph, and puts it in a corner where it hides
+  // no node when one does (see PlaceOverview). Called when the view scrolls, zooms or resizes.
+  void ViewChanged();
 
   std::function<void()> on_painted;
   std::function<void()> on_fit;
@@ -56,17 +59,23 @@ class Canvas : public QGraphicsView {
   void mouseDoubleClickEvent(QMouseEvent* event) override;
 
  private:
-  void ViewChanged();
+  // The overview's rectangle in corner 0 bottom right, 1 top right, 2 bottom left, 3 top left.
+  QRect OverviewRectAt(int corner) const;
+  void PlaceOverview();
   OverviewMap* overview_;
+  int overview_corner_ = 0;
 };
 
-// The overview map (see the top of this file).
+// The overview map (see the top of this file): the graph's aspect, sized to the canvas, in the
+// corner where it hides fewest nodes.
 class OverviewMap : public QGraphicsView {
  public:
   explicit OverviewMap(Canvas* canvas);
   void SetModel(std::shared_ptr<const SceneModel> model);
   // Called when the canvas scrolls or zooms.
   void ViewChanged();
+  // Takes the graph's aspect, at most kOverviewMax pixels and a share of `canvas` a side.
+  void FitTo(QSize canvas);
   // Shown only when enabled and the canvas does not show the whole scene.
   void SetEnabled(bool enabled);
 

@@ -825,6 +825,12 @@ void GraphScene::SetHeat(const std::vector<QColor>& colors) {
   }
 }
 
+std::vector<uint8_t> GraphScene::LastingNodeStates() const {
+  std::vector<uint8_t> states(node_state_.size());
+  for (size_t n = 0; n < states.size(); ++n) states[n] = node_state_[n] & ~0x03;
+  return states;
+}
+
 void GraphScene::SetHoveredNode(int node) {
   if (node == hovered_) return;
   if (hovered_ >= 0) {
@@ -924,7 +930,14 @@ void GraphScene::NodeDoubleClicked(int node) {
 }
 
 void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFonts& fonts,
-                     bool dark, double lod) {
+                     bool dark, double lod, const std::vector<uint8_t>* node_states,
+                     const std::vector<QColor>* heat) {
+  auto state_of = [&](size_t n) -> uint8_t {
+    return node_states != nullptr && n < node_states->size() ? (*node_states)[n] : 0;
+  };
+  auto heat_of = [&](size_t n) -> const QColor* {
+    return heat != nullptr && n < heat->size() && (*heat)[n].isValid() ? &(*heat)[n] : nullptr;
+  };
   // The scene's z order: frames by depth, then edge tiles, edges, nodes.
   std::vector<int> frames;
   for (int i = 0; i < static_cast<int>(model.nodes.size()); ++i) {
@@ -932,11 +945,12 @@ void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFont
   }
   std::stable_sort(frames.begin(), frames.end(),
                    [&](int a, int b) { return model.nodes[a].depth < model.nodes[b].depth; });
-  for (int i : frames) PaintNode(painter, model.nodes[i], fonts, 0, lod, dark);
+  for (int i : frames) PaintNode(painter, model.nodes[i], fonts, state_of(i), lod, dark);
   for (const EdgeTile& t : model.tiles) PaintTile(painter, t, lod, dark);
   for (const EdgeSpec& e : model.edges) PaintEdge(painter, e, fonts, 0, lod, dark);
-  for (const NodeSpec& n : model.nodes) {
-    if (!n.frame) PaintNode(painter, n, fonts, 0, lod, dark);
+  for (size_t i = 0; i < model.nodes.size(); ++i) {
+    const NodeSpec& n = model.nodes[i];
+    if (!n.frame) PaintNode(painter, n, fonts, state_of(i), lod, dark, nullptr, heat_of(i));
   }
 }
 

@@ -169,6 +169,10 @@ class GraphScene : public QGraphicsScene {
   void SetSearchMatches(const std::vector<uint8_t>& matches);
   bool search_match(int node) const { return (node_state_[node] & 0x20) != 0; }
   int hovered_node() const { return hovered_; }
+  // The node states that outlast the pointer (diff marks, heat, search matches; not selection or
+  // hover), and the heat colours (empty or per node), for drawing the graph into a file.
+  std::vector<uint8_t> LastingNodeStates() const;
+  const std::vector<QColor>& heat_colors() const { return heat_; }
   // Edge state: 0 normal, 1 into the hovered/selected node, 2 out of it.
   uint8_t edge_state(int edge) const { return edge_state_[edge]; }
   uint8_t node_state(int node) const { return node_state_[node]; }
@@ -243,10 +247,12 @@ void PaintEdge(QPainter* painter, const EdgeSpec& edge, const LabelFonts& fonts,
                double lod, bool dark);
 void PaintTile(QPainter* painter, const EdgeTile& tile, double lod, bool dark);
 // The whole model as the scene's items draw it when exporting (cluster frames, edges, edge
-// labels, nodes; every label at full detail), in scene coordinates. Any thread: it reads only
-// the immutable model and `fonts`, which must have been made on the calling thread.
+// labels, nodes; every label at full detail), in scene coordinates, with each node's state
+// (GraphScene::node_state bits; null: none) and heat colour (null or invalid: none). Any thread:
+// it reads only what it is given and `fonts`, which must have been made on the calling thread.
 void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFonts& fonts,
-                     bool dark, double lod);
+                     bool dark, double lod, const std::vector<uint8_t>* node_states = nullptr,
+                     const std::vector<QColor>* heat = nullptr);
 
 }  // namespace hlowb::viewer::gv
 

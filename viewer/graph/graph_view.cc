@@ -509,6 +509,32 @@ class PaletteWatcher : public QObject {
   std::function<void()> changed_;
 };
 
+// What an export draws: the scene's model with the marks the view shows on it (diff bands, heat,
+// search matches; not the pointer's selection and hover), on the view's background, in the
+// view's palette. A value, so that a worker thread can draw it while the view moves on.
+struct ExportPicture {
+  std::shared_ptr<const gv::SceneModel> model;
+  std::vector<uint8_t> states;
+  std::vector<QColor> heat;
+  bool dark = false;
+  QColor background;
+  QString font;
+  QString title;
+};
+
+ExportPicture MakeExportPicture(const gv::GraphScene& scene, const QColor& background,
+                                const QString& font, const QString& title) {
+  ExportPicture p;
+  p.model = scene.model_ptr();
+  p.states = scene.LastingNodeStates();
+  p.heat = scene.heat_colors();
+  p.dark = scene.dark();
+  p.background = background;
+  p.font = font;
+  p.title = title;
+  return p;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -565,6 +591,11 @@ class GraphView::Impl {
   void CaptureViewAnchor();
   void UpdatePalette();
   bool Dark() const;
+  // The shown graph as an export draws it.
+  ExportPicture Picture() const {
+    return MakeExportPicture(*scene, q->palette().color(QPalette::Base), font_description,
+                             comp ? Q(comp->name()) : QStringLiteral("graph"));
+  }
 
   void NodeClicked(int node);
   void NodeDoubleClicked(int node);
@@ -1461,12 +1492,14 @@ int GraphView::NodeCount() const { return impl_->scene ? impl_->scene->model().d
 
 namespace {
 
-// Writes the model as an SVG or PNG file; any thread (fonts are made here from `font`).
-absl::Status WriteGraphImage(const gv::SceneModel& model, const QString& font, bool dark,
-                             const QString& path, const QString& title, bool svg) {
-  const gv::LabelFonts fonts = gv::LabelFonts::FromDescription(font);
+// Writes the picture as an SVG or PNG file; any thread (fonts are made here from `font`).
+absl::Status WriteGraphImage(const ExportPicture& picture, const QString& path, bool svg) {
+  const gv::SceneModel& model = *picture.model;
+  const gv::LabelFonts fonts = gv::LabelFonts::FromDescription(picture.font);
   const QRectF src = model.bounds;
-  const QColor background = dark ? Qt::black : Qt::white;
+  const QColor& background = picture.background;
+  const bool dark = picture.dark;
+  const QString& title = picture.title;
   if (svg) {
     QSvgGenerator gen;
     gen.setFileName(path);
@@ -1481,7 +1514,7 @@ absl::Status WriteGraphImage(const gv::SceneModel& model, const QString& font, b
     }
     painter.fillRect(QRectF(QPointF(0, 0), src.size()), background);
     painter.translate(-src.topLeft());
-    gv::PaintSceneModel(&painter, model, fonts, dark, 1.0);
+    gv::PaintSceneModel(&painter, model, fonts, dark, 1.0, &picture.states, &picture.heat);
     painter.end();
     if (QFileInfo(path).size() <= 0) {
       return absl::InternalError("the SVG file '" + path.toStdString() + "' was not written");
@@ -1503,7 +1536,7 @@ absl::Status WriteGraphImage(const gv::SceneModel& model, const QString& font, b
     painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     painter.scale(s, s);
     painter.translate(-src.topLeft());
-    gv::PaintSceneModel(&painter, model, fonts, dark, s);
+    gv::PaintSceneModel(&painter, model, fonts, dark, s, &picture.states, &picture.heat);
   }
   if (!image.save(path, "PNG")) {
     return absl::PermissionDeniedError("cannot write the PNG file '" + path.toStdString() +
@@ -1517,15 +1550,13 @@ absl::Status WriteGraphImage(const gv::SceneModel& model, const QString& font, b
 absl::Status GraphView::ExportSvg(const QString& path) {
   Impl& d = *impl_;
   if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
-  return WriteGraphImage(d.scene->model(), d.font_description, d.scene->dark(), path,
-                         d.comp ? Q(d.comp->name()) : QStringLiteral("graph"), true);
+  return WriteGraphImage(d.Picture(), path, true);
 }
 
 absl::Status GraphView::ExportPng(const QString& path) {
   Impl& d = *impl_;
   if (!d.scene) return absl::FailedPreconditionError("no graph is shown; nothing to export");
-  return WriteGraphImage(d.scene->model(), d.font_description, d.scene->dark(), path,
-                         d.comp ? Q(d.comp->name()) : QStringLiteral("graph"), false);
+  return WriteGraphImage(d.Picture(), path, false);
 }
 
 void GraphView::SetDiffMarks(std::unordered_map<const Instruction*, uint8_t> marks) {
@@ -1658,13 +1689,9 @@ bool GraphView::ExportInBackground(const QString& path) {
   Impl& d = *impl_;
   const QString ext = QFileInfo(path).suffix().toLower();
   if (!d.scene || (ext != QLatin1String("svg") && ext != QLatin1String("png"))) return false;
-  std::shared_ptr<const gv::SceneModel> model = d.scene->model_ptr();
-  const QString font = d.font_description;
-  const bool dark = d.scene->dark();
-  const QString title = d.comp ? Q(d.comp->name()) : QStringLiteral("graph");
   QPointer<GraphView> view(this);
-  std::thread([model, font, dark, path, title, view, svg = ext == QLatin1String("svg")] {
-    absl::Status st = WriteGraphImage(*model, font, dark, path, title, svg);
+  std::thread([picture = d.Picture(), path, view, svg = ext == QLatin1String("svg")] {
+    absl::Status st = WriteGraphImage(picture, path, svg);
     const QString error = st.ok() ? QString() : QString::fromStdString(std::string(st.message()));
     QMetaObject::invokeMethod(
         view.data() != nullptr ? static_cast<QObject*>(view.data()) : QCoreApplication::instance(),

@@ -1,10 +1,12 @@
 #include "viewer/graph/hlo_graph.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "absl/status/status.h"
+#include "core/analysis/cost_model.h"
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
 #include "core/support/strings.h"
@@ -58,6 +60,59 @@ std::string Truncate(std::string s, size_t max) {
 std::string ShapeText(const Shape& shape, int max_chars) {
   bool layout = shape.IsArray() && shape.rank() > 1;
   return Truncate(PrintShape(shape, layout), static_cast<size_t>(max_chars));
+}
+
+// 1234 -> "1234", 1234567 -> "1.23 M": a tooltip gives the order of magnitude at a glance (the
+// properties panel has the exact counts).
+std::string Magnitude(int64_t n) {
+  if (n < 10000) return StrCat(n);
+  static const char* kSuffix[] = {"K", "M", "G", "T", "P", "E"};
+  double v = static_cast<double>(n);
+  int i = -1;
+  while (v >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g %s", v, kSuffix[i]);
+  return buffer;
+}
+
+std::string ByteText(int64_t n) {
+  if (n < 1024) return StrCat(n, " B");
+  static const char* kSuffix[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(n);
+  int i = -1;
+  while (v >= 1024 && i < 5) {
+    v /= 1024;
+    ++i;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g %s", v, kSuffix[i]);
+  return buffer;
+}
+
+// What hovering a node tells: the full shape (the label truncates it), where the op came from
+// (op_name, op_type, source line) and the static cost estimate.
+std::string NodeTooltip(const Instruction& instr, CostModel& costs) {
+  std::string t = StrCat(instr.name(), " = ", OpcodeName(instr.opcode()));
+  StrAppend(&t, "\nshape: ", Truncate(PrintShape(instr.shape(), true), 400));
+  if (const OpMetadata* md = instr.metadata()) {
+    if (!md->op_name.empty()) StrAppend(&t, "\nop_name: ", md->op_name);
+    if (!md->op_type.empty()) StrAppend(&t, "\nop_type: ", md->op_type);
+    if (!md->source_file.empty()) {
+      StrAppend(&t, "\nsource: ", md->source_file);
+      if (md->source_line > 0) StrAppend(&t, ":", md->source_line);
+    }
+  }
+  const Cost cost = costs.InstructionCost(instr);
+  StrAppend(&t, "\ncost: ", Magnitude(cost.flops), " flops");
+  if (cost.transcendentals > 0) {
+    StrAppend(&t, ", ", Magnitude(cost.transcendentals), " transcendentals");
+  }
+  StrAppend(&t, ", ", ByteText(cost.bytes_accessed()), " accessed (", ByteText(cost.operand_bytes),
+            " read, ", ByteText(cost.result_bytes), " written)");
+  return t;
 }
 
 bool IsSmallConstant(const Instruction& instr, int64_t max_elements) {
@@ -295,6 +350,7 @@ std::shared_ptr<const LayoutGraph> HloGraph::BuildLevel(
 
   std::vector<std::vector<int>> param_nodes(comps.size());
   std::vector<int> root_nodes(comps.size(), -1);
+  CostModel costs;  // caches the called computations' totals for the tooltips
 
   for (size_t ci = 0; ci < comps.size(); ++ci) {
     const Computation& comp = *comps[ci];
@@ -416,15 +472,7 @@ std::shared_ptr<const LayoutGraph> HloGraph::BuildLevel(
       node.label = std::move(label);
       node.style = StyleForFamily(info.family);
       if (instr == comp.root()) node.style.stroke = 0x000000;
-      if (const OpMetadata* md = instr->metadata()) {
-        // Tooltip: where the op came from (XLA's dumper shows the same).
-        if (!md->op_name.empty()) node.tooltip = StrCat("op_name: ", md->op_name);
-        if (!md->op_type.empty()) StrAppend(&node.tooltip, "\nop_type: ", md->op_type);
-        if (!md->source_file.empty()) {
-          StrAppend(&node.tooltip, "\nsource: ", md->source_file, ":", md->source_line);
-        }
-        if (!node.tooltip.empty() && node.tooltip[0] == '\n') node.tooltip.erase(0, 1);
-      }
+      node.tooltip = NodeTooltip(*instr, costs);
       info.path = node_path(key);
       if (!called.empty()) {
         info.role = HloNodeRole::kCluster;
@@ -480,6 +528,7 @@ std::shared_ptr<const LayoutGraph> HloGraph::BuildLevel(
       info.path = node_path(key);
       node.style = StyleForFamily(info.family);
       node.style.dashed = true;
+      node.tooltip = NodeTooltip(*x, costs);
       node.tag = table_->Add(std::move(info));
       m[user] = v;
       return v;
