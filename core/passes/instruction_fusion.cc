@@ -522,7 +522,8 @@ bool IsScalarConstant(const Instruction& instr) {
   return instr.opcode() == Opcode::kConstant && instr.shape().IsScalar();
 }
 
-// The consumer reads each element of operand `index` several times, so fusing an expensive
+// The consumer reads each element of operand `index` several times (directly, or through
+// instructions whose results a later instruction reads several times), so fusing an expensive
 // producer there recomputes it per read.
 bool ReusesOperandElements(const Instruction& consumer, int index) {
   auto reuses = [](const Instruction& user, const Instruction& operand) {
@@ -544,10 +545,17 @@ bool ReusesOperandElements(const Instruction& consumer, int index) {
   }
   const Computation* fc = consumer.called_computations()[0];
   if (index >= fc->parameter_count() || !fc->parameter(index)) return false;
-  const Instruction* param = fc->parameter(index);
+  // Follow the parameter's values through the fused computation (instructions are in
+  // def-before-use order): a reusing instruction anywhere downstream rereads them, through
+  // everything in between. A reduction followed by a broadcast of its result recomputes the
+  // reduction for every broadcast element.
+  absl::flat_hash_set<const Instruction*> reached{fc->parameter(index)};
   for (const Instruction* i : fc->instructions()) {
     for (const Instruction* o : i->operands()) {
-      if (o == param && reuses(*i, *param)) return true;
+      if (reached.count(o) == 0) continue;
+      if (reuses(*i, *o)) return true;
+      reached.insert(i);
+      break;
     }
   }
   return false;

@@ -554,6 +554,17 @@ void AttentionModelReport() {
   int64_t iteration = -1;
   auto t0 = std::chrono::steady_clock::now();
   options.on_instruction = [&](const InstructionEvent& e) {
+    // Instructions slower than a second are named as they finish (what a step spends its time on).
+    if (e.seconds > 1.0 && e.instruction->opcode() != Opcode::kWhile &&
+        e.instruction->opcode() != Opcode::kCall) {
+      std::printf("attention_model on cpu: %s (%s, %s) took %.1f s\n",
+                  e.instruction->name().c_str(), std::string(OpcodeName(e.instruction->opcode())).c_str(),
+                  e.instruction->shape().IsTuple()
+                      ? StrCat(e.instruction->shape().tuple_count(), "-element tuple").c_str()
+                      : PrintShape(e.instruction->shape(), false).c_str(),
+                  e.seconds);
+      std::fflush(stdout);
+    }
     if (e.instruction->parent() != step || e.loop_iteration == iteration) return;
     iteration = e.loop_iteration;
     ends.push_back(Seconds(t0));
@@ -661,6 +672,8 @@ BENCHMARK(BM_CpuConv)->Unit(benchmark::kMillisecond)->UseRealTime();
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Line by line: the reports before the timed benchmarks take minutes.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   hlowb::MeasureBaselines();
   // HLOWB_BENCH_QUICK=1 skips the minutes-long attention_model and XLA runs.
   if (std::getenv("HLOWB_BENCH_QUICK") == nullptr) {

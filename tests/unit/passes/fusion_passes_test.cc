@@ -272,6 +272,50 @@ ENTRY e {
   ExpectNoChange(gpu, kHlo);
 }
 
+TEST(InstructionFusionTest, CpuKeepsAReductionOutOfAFusionThatBroadcastsItsResultLater) {
+  // softmax-like: the row sums go through a convert and a reshape before a broadcast brings them
+  // back to the input's size. Fusing the reduce into that consumer would recompute each row's
+  // sum once per element of the row.
+  InstructionFusion cpu("cpu");
+  constexpr char kHlo[] = R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p0 = f32[64,512]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  e = f32[64,512]{1,0} exponential(p0)
+  r = f32[64]{0} reduce(e, zero), dimensions={1}, to_apply=sum
+  c = bf16[64]{0} convert(r)
+  c2 = f32[64]{0} convert(c)
+  rs = f32[64,1]{1,0} reshape(c2)
+  rs2 = f32[64]{0} reshape(rs)
+  b = f32[64,512]{1,0} broadcast(rs2), dimensions={0}
+  ROOT d = f32[64,512]{1,0} divide(e, b)
+}
+)";
+  bool changed = false;
+  std::unique_ptr<Module> m = testing::RunPass(cpu, kHlo, &changed);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(changed);
+  for (const auto& comp : m->computations()) {
+    bool has_reduce = false, has_widening_broadcast = false;
+    for (const Instruction* i : comp->instructions()) {
+      has_reduce |= i->opcode() == Opcode::kReduce;
+      has_widening_broadcast |= i->opcode() == Opcode::kBroadcast &&
+                                i->shape().ElementCount() > i->operand(0)->shape().ElementCount();
+    }
+    EXPECT_FALSE(has_reduce && has_widening_broadcast)
+        << comp->name() << " recomputes the reduction per broadcast element:\n"
+        << Normalize(*m);
+  }
+}
+
 TEST(InstructionFusionTest, NeverFusesSideEffectsCustomCallsOrLargeConstants) {
   InstructionFusion cpu("cpu");
   InstructionFusion gpu("gpu");
