@@ -22,17 +22,19 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: hlowb gui [--screenshot=FILE] [--select=NAME] [--module=M] [--step=S]\n"
-    "                 [--size=WxH] [PATH]\n"
+    "                 [--size=WxH] [--theme=system|light|dark] [PATH]\n"
     "  PATH            an HLO file (text, .hlo.pb, .pbtxt, .pb.gz, snapshot) or a dump directory\n"
     "  --module=M      dump module id or name to show (default: the first)\n"
     "  --step=S        state to show: step number, before, after or a pass name\n"
     "  --select=NAME   instruction to select\n"
     "  --screenshot=FILE  render the window after loading and layout, write a PNG, exit\n"
     "  --size=WxH      window size for --screenshot (default 1600x1000)\n"
+    "  --theme=T       theme for --screenshot: system, light or dark (default: the one\n"
+    "                  chosen in View > Theme)\n"
     "`hlowb PATH` is `hlowb gui PATH`.\n";
 
 struct GuiOptions {
-  std::string screenshot, select, module, step, path;
+  std::string screenshot, select, module, step, path, theme;
   int width = 1600, height = 1000;
 };
 
@@ -56,7 +58,7 @@ bool ParseGuiArgs(const std::vector<std::string>& args, GuiOptions* o, std::stri
       has_value = true;
     }
     if (name != "screenshot" && name != "select" && name != "module" && name != "step" &&
-        name != "size") {
+        name != "size" && name != "theme") {
       *error = "unknown option " + a;
       return false;
     }
@@ -71,6 +73,13 @@ bool ParseGuiArgs(const std::vector<std::string>& args, GuiOptions* o, std::stri
     if (name == "select") o->select = value;
     if (name == "module") o->module = value;
     if (name == "step") o->step = value;
+    if (name == "theme") {
+      if (value != "system" && value != "light" && value != "dark") {
+        *error = "--theme wants system, light or dark, got '" + value + "'";
+        return false;
+      }
+      o->theme = value;
+    }
     if (name == "size") {
       int w = 0, h = 0;
       if (std::sscanf(value.c_str(), "%dx%d", &w, &h) != 2 || w < 200 || h < 150 || w > 10000 ||
@@ -150,12 +159,19 @@ int RunGui(const char* argv0, const std::vector<std::string>& args) {
     QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
   }
 
-  // Screenshots use the default layout and leave the user's settings alone.
+  // The theme: --theme, else the one the user chose in View ▸ Theme (read before screenshots
+  // turn to settings of their own).
+  const QString theme =
+      !options.theme.empty()
+          ? QString::fromStdString(options.theme)
+          : QSettings().value(QStringLiteral("view/theme"), QStringLiteral("system")).toString();
+  // Screenshots use the default layout and leave the user's settings alone; they keep the theme.
   QTemporaryDir settings_dir;
   if (screenshot && settings_dir.isValid()) {
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir.path());
     QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir.path());
   }
+  if (screenshot) QSettings().setValue(QStringLiteral("view/theme"), theme);
 
   MainWindow window;
   if (screenshot) window.resize(options.width, options.height);

@@ -409,6 +409,62 @@ class NewUserPolishTest : public QObject {
     QVERIFY(view->ExportPng(png).ok());
     QCOMPARE(CountNear(QImage(png), DiffMarkColor(2)), 0);
   }
+
+  // `hlowb gui --screenshot` draws the window in the theme given with --theme, else in the one
+  // chosen in View ▸ Theme, and leaves that choice alone.
+  void ScreenshotUsesTheChosenTheme() {
+    QTemporaryDir config;
+    QVERIFY(config.isValid());
+    auto shoot = [&](const QStringList& extra, const QString& name) {
+      QProcess p;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+      env.insert(QStringLiteral("XDG_CONFIG_HOME"), config.path());
+      p.setProcessEnvironment(env);
+      const QString file = scratch_.filePath(name);
+      p.start(QStringLiteral(HLOWB_BINARY),
+              QStringList{QStringLiteral("gui"), QStringLiteral("--screenshot=") + file,
+                          QStringLiteral("--size=900x600")} +
+                  extra);
+      if (!p.waitForFinished(120000) || p.exitCode() != 0) {
+        qWarning("hlowb gui failed: %s", p.readAllStandardError().constData());
+        return QImage();
+      }
+      return QImage(file);
+    };
+    // Mean lightness of the window.
+    auto lightness = [](const QImage& image) {
+      double sum = 0;
+      int n = 0;
+      for (int y = 0; y < image.height(); y += 4) {
+        for (int x = 0; x < image.width(); x += 4) {
+          sum += image.pixelColor(x, y).lightness();
+          ++n;
+        }
+      }
+      return n ? sum / n : -1.0;
+    };
+    const QImage dark = shoot({QStringLiteral("--theme=dark"), kSampleDump}, "dark.png");
+    QVERIFY(!dark.isNull());
+    QVERIFY2(lightness(dark) < 90, qPrintable(QString::number(lightness(dark))));
+    const QImage light = shoot({QStringLiteral("--theme=light")}, "light.png");
+    QVERIFY(!light.isNull());
+    QVERIFY2(lightness(light) > 150, qPrintable(QString::number(lightness(light))));
+
+    // No --theme: the user's choice from the settings.
+    QVERIFY(QDir(config.path()).mkpath(QStringLiteral("HLO Workbench")));
+    const QString conf = config.filePath(QStringLiteral("HLO Workbench/hlowb.conf"));
+    QFile f(conf);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("[view]\ntheme=dark\n");
+    f.close();
+    const QImage chosen = shoot({}, "chosen.png");
+    QVERIFY(!chosen.isNull());
+    QVERIFY2(lightness(chosen) < 90, qPrintable(QString::number(lightness(chosen))));
+    QFile again(conf);
+    QVERIFY(again.open(QIODevice::ReadOnly));
+    QCOMPARE(again.readAll(), QByteArray("[view]\ntheme=dark\n"));
+  }
 };
 
 QTEST_MAIN(NewUserPolishTest)
