@@ -193,6 +193,8 @@ class Evaluator {
     std::vector<int> last_use;  // instruction index of the last user, -1 none
   };
   const Plan& GetPlan(const Computation& c);
+  // Where operand k of `instr` sits in its computation's plan; -1 when it is not there.
+  static int OperandSlot(const Plan& plan, const Instruction& instr, int k);
   absl::StatusOr<Literal> Dispatch(const Instruction& instr, const Operands& ops);
   absl::StatusOr<Literal> EvalWhile(const Instruction& instr, const Operands& ops);
   // infeed, outfeed, send, recv and their -done forms, through options_.host_transfer.

@@ -91,6 +91,11 @@ absl::StatusOr<Literal> Evaluator::CallScalar(const Computation& computation,
   return Run(computation, args);
 }
 
+int Evaluator::OperandSlot(const Plan& plan, const Instruction& instr, int k) {
+  auto f = plan.index.find(instr.operand(k));
+  return f == plan.index.end() ? -1 : f->second;
+}
+
 absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Operands& args) {
   if (depth_ >= kMaxCallDepth) {
     return absl::ResourceExhaustedError(
@@ -150,6 +155,44 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
         if (!v.ok()) return Annotate(v.status(), instr);
         values[i] = *v;
       }
+    } else if (const int j = instr.opcode() == Opcode::kGetTupleElement &&
+                             instr.operand_count() == 1
+                             ? OperandSlot(plan, instr, 0)
+                             : -1;
+               j >= 0 && values[j] != nullptr && values[j] != &owned[j] &&
+               values[j]->shape().IsTuple() && instr.tuple_index() >= 0 &&
+               instr.tuple_index() < static_cast<int64_t>(values[j]->tuple_elements().size())) {
+      // An element of a value this frame does not own (an argument, a constant, or an element
+      // of one) outlives the frame: it is read in place rather than copied. A while body's
+      // reads of its loop state are such elements.
+      values[i] = &values[j]->tuple_elements()[instr.tuple_index()];
+    } else if (instr.opcode() == Opcode::kTuple) {
+      // A tuple takes over the values whose last reader it is instead of copying them.
+      std::vector<Literal> elements;
+      elements.reserve(instr.operand_count());
+      for (int k = 0; k < instr.operand_count(); ++k) {
+        const int o = OperandSlot(plan, instr, k);
+        if (o < 0 || values[o] == nullptr) {
+          return Invalid(instr, "operand is not computed before its use");
+        }
+        bool used_again = false;
+        for (int m = k + 1; m < instr.operand_count(); ++m) {
+          used_again |= instr.operand(m) == instr.operand(k);
+        }
+        if (!used_again && plan.last_use[o] == i && instrs[o] != root && values[o] == &owned[o]) {
+          elements.push_back(std::move(owned[o]));
+          owned[o] = Literal();
+          values[o] = nullptr;
+          live_bytes_ -= bytes[o];
+          bytes[o] = 0;
+        } else {
+          elements.push_back(*values[o]);
+        }
+      }
+      owned[i] = MakeTuple(std::move(elements));
+      values[i] = &owned[i];
+      bytes[i] = LiteralBytes(owned[i]);
+      live_bytes_ += bytes[i];
     } else {
       ops.clear();
       for (const Instruction* o : instr.operands()) {
