@@ -326,6 +326,8 @@ class MainWindow : public QMainWindow {
   // replay: they belong to the document and module they were computed for.
   void ForgetReplayResults();
   const Instruction* FindReplayInstruction(const QString& computation, const QString& name) const;
+  // The snapshot files of the open dump, the current module's first (empty for a single file).
+  std::vector<std::string> DumpSnapshotPaths() const;
   // Colours the graph by the measure of the run that just finished (none: off), unless the
   // user turned the heat map off.
   void FollowRunMeasure(viewer::HeatMetric measure);

@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -153,6 +154,25 @@ void MainWindow::BuildReplay() {
           });
 }
 
+std::vector<std::string> MainWindow::DumpSnapshotPaths() const {
+  std::vector<std::string> own, others;
+  if (!session_) return own;
+  const DumpIndex& index = session_->index();
+  const std::filesystem::path root(index.root);
+  const int64_t module_id =
+      module_index_ >= 0 ? index.modules[module_index_].id : int64_t{-1};
+  for (const DumpFile& f : index.files) {
+    if (f.name.kind != DumpFileKind::kSnapshot &&
+        f.name.kind != DumpFileKind::kUnoptimizedSnapshot) {
+      continue;
+    }
+    const std::string path = std::filesystem::absolute(root / f.path).string();
+    (f.name.module_id == std::optional<int64_t>(module_id) ? own : others).push_back(path);
+  }
+  own.insert(own.end(), others.begin(), others.end());
+  return own;
+}
+
 void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
   if (!module_) {
     replay_panel_->ShowError(tr("open a module first"), QString());
@@ -177,6 +197,11 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
       request.set_module_path(current_path_.toStdString());
     } else {
       request.set_module_text(PrintModule(*module_, PrintOptions::Long()));
+      // The dump's snapshots, this module's first: the worker takes the arguments of one whose
+      // module matches the shown state (by fingerprint or parameter shapes).
+      if (!settings.force_fake_data) {
+        for (const std::string& path : DumpSnapshotPaths()) request.add_argument_snapshots(path);
+      }
     }
   }
   request.set_platform(settings.platform.toStdString());

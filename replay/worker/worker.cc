@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/analysis/fingerprint.h"
 #include "core/dump/dump_index.h"
 #include "core/dump/state_loader.h"
 #include "core/proto/literal_convert.h"
@@ -210,6 +212,70 @@ absl::StatusOr<ReplayResult> Bisect(const ReplayRequest& request, const WorkerOp
   return result;
 }
 
+// True when the entry computations take parameters of the same shapes (layouts aside).
+bool SameParameterShapes(const Module& a, const Module& b) {
+  const Computation* ea = a.entry();
+  const Computation* eb = b.entry();
+  if (ea == nullptr || eb == nullptr || ea->parameter_count() != eb->parameter_count()) {
+    return false;
+  }
+  for (int i = 0; i < ea->parameter_count(); ++i) {
+    const Instruction* pa = ea->parameter(i);
+    const Instruction* pb = eb->parameter(i);
+    if (pa == nullptr || pb == nullptr || !pa->shape().Compatible(pb->shape())) return false;
+  }
+  return true;
+}
+
+// Puts the arguments of the snapshot among `paths` that matches `module` into `inputs` (see
+// ReplayRequest::argument_snapshots) and returns how the report names them ("snapshot FILE,
+// matched by fingerprint"); empty, with a note saying why, when none matches.
+std::string AdoptMatchingSnapshot(const Module& module,
+                                  const google::protobuf::RepeatedPtrField<std::string>& paths,
+                                  ReplayInputs* inputs, std::vector<std::string>* notes) {
+  const ModuleFingerprint fingerprint = FingerprintModule(module);
+  std::optional<OpenedHloFile> by_shapes;
+  std::string by_shapes_path;
+  int checked = 0;
+  for (const std::string& path : paths) {
+    auto opened = OpenHloFile(path);
+    if (!opened.ok()) {
+      notes->push_back(StrCat("snapshot ", std::filesystem::path(path).filename().string(),
+                              " not used: ", opened.status().message()));
+      continue;
+    }
+    if (!opened->is_snapshot || opened->modules.empty()) continue;
+    ++checked;
+    const Module& candidate = *opened->modules.front().module;
+    const std::string name = std::filesystem::path(path).filename().string();
+    const ModuleFingerprint theirs = FingerprintModule(candidate);
+    if (theirs.hash == fingerprint.hash &&
+        theirs.instruction_count == fingerprint.instruction_count) {
+      inputs->snapshot_arguments = std::move(opened->arguments);
+      inputs->snapshot_result = std::move(opened->result);
+      return StrCat("snapshot ", name, ", matched by fingerprint");
+    }
+    if (!by_shapes && SameParameterShapes(candidate, module)) {
+      by_shapes = std::move(*opened);
+      by_shapes_path = name;
+    }
+  }
+  if (by_shapes) {
+    // Another compilation of the same function (e.g. the optimized module's snapshot for
+    // before_optimizations): its arguments fit, its recorded result belongs to its own module.
+    inputs->snapshot_arguments = std::move(by_shapes->arguments);
+    notes->push_back(StrCat("arguments from ", by_shapes_path,
+                            ", a snapshot of a module with the same parameter shapes; its "
+                            "recorded result is not compared (the modules differ)"));
+    return StrCat("snapshot ", by_shapes_path, ", matched by parameter shapes");
+  }
+  if (checked > 0) {
+    notes->push_back(StrCat("none of the ", checked, " snapshot(s) offered matches this module ",
+                            "(fingerprint or parameter shapes); it ran on generated data"));
+  }
+  return "";
+}
+
 absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOptions& options,
                                     const CancelToken* cancel, const ProgressFn& progress) {
   if (request.bisect_passes()) return Bisect(request, options, cancel, progress);
@@ -231,6 +297,13 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     if (!parsed.ok()) return parsed.status();
     module = std::move(*parsed);
   }
+  std::vector<std::string> data_notes;
+  std::string snapshot_label;
+  if (!request.force_fake_data() && !inputs.snapshot_arguments &&
+      request.argument_snapshots_size() > 0) {
+    snapshot_label =
+        AdoptMatchingSnapshot(*module, request.argument_snapshots(), &inputs, &data_notes);
+  }
   auto parsed_options = OptionsFrom(request, options);
   if (!parsed_options.ok()) return parsed_options.status();
   ReplayOptions o = std::move(*parsed_options);
@@ -251,6 +324,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     if (!found.ok()) return found.status();
     ReplayResult result;
     result.set_module_name(found->module_name);
+    for (const std::string& w : data_notes) result.add_warnings(w);
     for (const std::string& w : found->warnings) result.add_warnings(w);
     NonfiniteResult* n = result.mutable_nonfinite();
     n->set_found(found->found);
@@ -286,6 +360,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     result.set_module_name(report->module_name);
     result.set_all_match(report->ok());
     result.set_isolation_table(report->ToTable());
+    for (const std::string& w : data_notes) result.add_warnings(w);
     if (!report->full_run_error.empty()) result.add_warnings(report->full_run_error);
     for (const IsolatedInstruction& r : report->rows) {
       IsolationRow* row = result.add_isolation();
@@ -311,10 +386,13 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
   result.set_compile_seconds(report->compile_seconds);
   result.set_compile_summary(report->compile_summary);
   result.set_all_match(report->all_match());
+  for (const std::string& w : data_notes) result.add_warnings(w);
   for (const std::string& w : report->warnings) result.add_warnings(w);
   for (const ReplayIteration& it : report->iterations) {
     IterationResult* r = result.add_iterations();
-    r->set_argument_source(it.argument_source);
+    r->set_argument_source(it.argument_source == "snapshot" && !snapshot_label.empty()
+                               ? snapshot_label
+                               : it.argument_source);
     r->set_compared_against(it.compared_against);
     r->set_run_seconds(it.run_seconds);
     if (it.comparison) {

@@ -4,6 +4,7 @@
 // palette, and `hlowb gui --screenshot` in the chosen theme.
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDialog>
 #include <QDir>
 #include <QFile>
@@ -15,6 +16,7 @@
 #include <QMenu>
 #include <QPalette>
 #include <QProcess>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -34,6 +36,7 @@
 #include "tests/gui/window_test_util.h"
 #include "viewer/graph/graph_scene.h"
 #include "viewer/graph/graph_view.h"
+#include "viewer/widgets/replay_panel.h"
 
 using hlowb::gui::MainWindow;
 using hlowb::gui::OpenRequest;
@@ -464,6 +467,72 @@ class NewUserPolishTest : public QObject {
     QFile again(conf);
     QVERIFY(again.open(QIODevice::ReadOnly));
     QCOMPARE(again.readAll(), QByteArray("[view]\ntheme=dark\n"));
+  }
+
+  // Item 13: "snapshot arguments when present" replays a dump state on the arguments of the
+  // dump's snapshot when its module matches, by parameter shapes (before_optimizations, the
+  // snapshot being of the optimized module) or by fingerprint (after_optimizations, whose
+  // recorded result is then compared), and the report says which data ran.
+  void DumpStatesReplayOnTheDumpsSnapshot() {
+    auto w = NewWindow();
+    w->replay_controller()->SetWorkerCommand(QStringLiteral(HLOWB_BINARY),
+                                             {QStringLiteral("worker")});
+    hlowb::viewer::ReplayPanel* panel = w->replay_panel();
+    auto replay = [&](const QString& step) -> QString {
+      w->Open(OpenRequest{kSampleDump, QStringLiteral("jit_train_step"), step, {}});
+      if (!hlowb::testing::WaitWindowIdle(*w, kTimeoutMs)) return QStringLiteral("not idle");
+      QSignalSpy finished(w->replay_controller(), &hlowb::gui::ReplayController::finished);
+      panel->run_button()->click();
+      if (!QTest::qWaitFor([&] { return finished.count() > 0; }, 120000) ||
+          !QTest::qWaitFor([&] { return !panel->running(); }, kTimeoutMs)) {
+        return QStringLiteral("no result");
+      }
+      return panel->Details();
+    };
+    const QString snapshot = QStringLiteral(
+        "1718112000123456.module_0001.jit_train_step.execution_0000.hlo_snapshot.pb");
+    QCOMPARE(panel->Settings().force_fake_data, false);
+
+    const QString before = replay(QStringLiteral("before"));
+    QVERIFY2(
+        before.contains(
+            QStringLiteral("Iteration 1 (snapshot %1, matched by parameter shapes)").arg(snapshot)),
+        qPrintable(before));
+    QVERIFY2(!before.contains(QLatin1String("fake data")), qPrintable(before));
+
+    const QString after = replay(QStringLiteral("after"));
+    QVERIFY2(after.contains(
+                 QStringLiteral("Iteration 1 (snapshot %1, matched by fingerprint)").arg(snapshot)),
+             qPrintable(after));
+
+    // Fake data asked for: fake data ran, and the report says so.
+    auto* data = panel->findChild<QComboBox*>(QStringLiteral("replayData"));
+    QVERIFY(data != nullptr);
+    data->setCurrentIndex(data->findData(true));
+    QCOMPARE(panel->Settings().force_fake_data, true);
+    const QString fake = replay(QStringLiteral("before"));
+    QVERIFY2(fake.contains(QLatin1String("Iteration 1 (fake data (seed")), qPrintable(fake));
+    data->setCurrentIndex(data->findData(false));
+
+    // A module the snapshot does not fit runs on generated data, with a note saying why.
+    QTemporaryDir dump;
+    QVERIFY(QFile::copy(kSampleDump + QLatin1Char('/') + snapshot, dump.filePath(snapshot)));
+    QFile text(dump.filePath(QStringLiteral("module_0005.jit_other.before_optimizations.txt")));
+    QVERIFY(text.open(QIODevice::WriteOnly));
+    text.write(
+        "HloModule jit_other\n\nENTRY main {\n  p = f32[3] parameter(0)\n"
+        "  ROOT n = f32[3] negate(p)\n}\n");
+    text.close();
+    w->Open(OpenRequest{dump.path(), QStringLiteral("jit_other"), {}, {}});
+    QVERIFY(hlowb::testing::WaitWindowIdle(*w, kTimeoutMs));
+    QSignalSpy finished(w->replay_controller(), &hlowb::gui::ReplayController::finished);
+    panel->run_button()->click();
+    QVERIFY(QTest::qWaitFor([&] { return finished.count() > 0; }, 120000));
+    QVERIFY(QTest::qWaitFor([&] { return !panel->running(); }, kTimeoutMs));
+    const QString other = panel->Details();
+    QVERIFY2(other.contains(QLatin1String("Iteration 1 (fake data (seed")), qPrintable(other));
+    QVERIFY2(other.contains(QLatin1String("none of the 1 snapshot(s) offered matches")),
+             qPrintable(other));
   }
 };
 

@@ -176,7 +176,13 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   reference_->setCurrentIndex(1);
   form->addRow(tr("Compare with"), reference_);
   data_ = new QComboBox;
+  data_->setObjectName(QStringLiteral("replayData"));
   data_->addItem(tr("snapshot arguments when present"), false);
+  data_->setItemData(0,
+                     tr("A snapshot file's own arguments; for a dump state, those of a snapshot "
+                        "in the dump whose module matches it (same fingerprint, else the same "
+                        "parameter shapes); else generated data"),
+                     Qt::ToolTipRole);
   data_->addItem(tr("fake data"), true);
   form->addRow(tr("Data"), data_);
   seed_ = new QSpinBox;
