@@ -140,9 +140,11 @@ struct Roofline {
   double bytes = 0;
 };
 
-Roofline Estimate(const Module& m) {
+// Roofline of one run of `computation`: its own instructions (a while loop's body is estimated
+// on its own, so the loop instruction moves nothing here).
+Roofline EstimateComputation(const Computation& computation) {
   Roofline r;
-  for (const Instruction* instr : m.entry()->instructions()) {
+  for (const Instruction* instr : computation.instructions()) {
     r.flops += Flops(*instr);
     switch (instr->opcode()) {
       case Opcode::kParameter:
@@ -150,6 +152,7 @@ Roofline Estimate(const Module& m) {
       case Opcode::kTuple:
       case Opcode::kGetTupleElement:
       case Opcode::kBitcast:
+      case Opcode::kWhile:
         continue;
       default:
         break;
@@ -159,6 +162,8 @@ Roofline Estimate(const Module& m) {
   }
   return r;
 }
+
+Roofline Estimate(const Module& m) { return EstimateComputation(*m.entry()); }
 
 struct Prepared {
   std::unique_ptr<Module> module;
@@ -450,28 +455,6 @@ void BM_CpuConv(benchmark::State& state) {
   state.counters["x_library"] = library / mean;
   state.SetLabel(StrCat(PrintShape(lhs, false), " * ", PrintShape(rhs, false), " (GEMM ", gm, "x",
                         out_features, "x", gk, ")"));
-}
-
-// Roofline of one run of `computation` (its own instructions; loops inside count once).
-Roofline EstimateComputation(const Computation& computation) {
-  Roofline r;
-  for (const Instruction* instr : computation.instructions()) {
-    r.flops += Flops(*instr);
-    switch (instr->opcode()) {
-      case Opcode::kParameter:
-      case Opcode::kConstant:
-      case Opcode::kTuple:
-      case Opcode::kGetTupleElement:
-      case Opcode::kBitcast:
-      case Opcode::kWhile:
-        continue;
-      default:
-        break;
-    }
-    r.bytes += static_cast<double>(Bytes(instr->shape()));
-    for (const Instruction* op : instr->operands()) r.bytes += static_cast<double>(Bytes(op->shape()));
-  }
-  return r;
 }
 
 // attention_model (8,170 instructions): a training loop. Its loops are counted (the outer one
