@@ -179,7 +179,10 @@ class Evaluator {
  public:
   explicit Evaluator(const EvaluatorOptions& options) : options_(options) {}
 
-  absl::StatusOr<Literal> Run(const Computation& computation, const Operands& args);
+  // `donated`: when set, args[0] is this literal and the run may take its tuple elements over
+  // (a while loop hands its state to the body, whose result replaces the state).
+  absl::StatusOr<Literal> Run(const Computation& computation, const Operands& args,
+                              Literal* donated = nullptr);
   // Applies a called computation to scalar arguments (general path).
   absl::StatusOr<Literal> CallScalar(const Computation& computation, const Operands& args);
 
@@ -195,6 +198,9 @@ class Evaluator {
   const Plan& GetPlan(const Computation& c);
   // Where operand k of `instr` sits in its computation's plan; -1 when it is not there.
   static int OperandSlot(const Plan& plan, const Instruction& instr, int k);
+  // Whether instruction i may take over operand o's value from the donated loop state.
+  static bool DonatedElementIsFree(const Plan& plan, const std::vector<Instruction*>& instrs,
+                                   const Literal* donated, const Operands& args, int i, int o);
   absl::StatusOr<Literal> Dispatch(const Instruction& instr, const Operands& ops);
   absl::StatusOr<Literal> EvalWhile(const Instruction& instr, const Operands& ops);
   // infeed, outfeed, send, recv and their -done forms, through options_.host_transfer.

@@ -91,12 +91,51 @@ absl::StatusOr<Literal> Evaluator::CallScalar(const Computation& computation,
   return Run(computation, args);
 }
 
+bool Evaluator::DonatedElementIsFree(const Plan& plan, const std::vector<Instruction*>& instrs,
+                                     const Literal* donated, const Operands& args, int i, int o) {
+  // Operand o of instruction i is a get-tuple-element of the donated parameter whose last
+  // reader is i, every other get-tuple-element of that element in this computation has had its
+  // last reader before i, and nothing else reads the parameter whole: nothing reads the element
+  // after it moves.
+  if (donated == nullptr || args.empty() || args[0] != donated || !donated->shape().IsTuple()) {
+    return false;
+  }
+  const Instruction* gte = instrs[o];
+  if (gte->opcode() != Opcode::kGetTupleElement || gte->operand_count() != 1 ||
+      gte->operand(0)->opcode() != Opcode::kParameter || gte->operand(0)->parameter_number() != 0 ||
+      gte == gte->parent()->root()) {
+    return false;
+  }
+  const int64_t k = gte->tuple_index();
+  if (k < 0 || k >= static_cast<int64_t>(donated->tuple_elements().size())) return false;
+  if (plan.last_use[o] != i) return false;
+  for (size_t m = 0; m < instrs.size(); ++m) {
+    const Instruction* other = instrs[m];
+    // Another read of the same element must be over before i (one that i itself reads would
+    // see the element after it moved).
+    if (static_cast<int>(m) != o && other->opcode() == Opcode::kGetTupleElement &&
+        other->operand_count() == 1 && other->operand(0) == gte->operand(0) &&
+        other->tuple_index() == k && plan.last_use[m] >= i) {
+      return false;
+    }
+    // Any reader of the whole parameter (a call, a tuple, a copy; i included) reads the
+    // element too.
+    if (other->opcode() != Opcode::kGetTupleElement) {
+      for (const Instruction* op : other->operands()) {
+        if (op == gte->operand(0)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 int Evaluator::OperandSlot(const Plan& plan, const Instruction& instr, int k) {
   auto f = plan.index.find(instr.operand(k));
   return f == plan.index.end() ? -1 : f->second;
 }
 
-absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Operands& args) {
+absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Operands& args,
+                                       Literal* donated) {
   if (depth_ >= kMaxCallDepth) {
     return absl::ResourceExhaustedError(
         StrCat("evaluator: call depth exceeds ", kMaxCallDepth, " at computation ",
@@ -185,6 +224,12 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
           values[o] = nullptr;
           live_bytes_ -= bytes[o];
           bytes[o] = 0;
+        } else if (!used_again && DonatedElementIsFree(plan, instrs, donated, args, i, o) &&
+                   values[o] == &donated->tuple_elements()[instrs[o]->tuple_index()]) {
+          // A loop state element read for the last time: it moves into the next state.
+          Literal* element = &donated->mutable_tuple_elements()->at(instrs[o]->tuple_index());
+          elements.push_back(std::move(*element));
+          values[o] = nullptr;
         } else {
           elements.push_back(*values[o]);
         }
@@ -319,7 +364,7 @@ absl::StatusOr<Literal> Evaluator::EvalWhile(const Instruction& instr, const Ope
       return Invalid(instr, "while condition must return pred[]");
     }
     if (!c->data_as<bool>()[0]) break;
-    auto next = Run(*body, {&state});
+    auto next = Run(*body, {&state}, &state);
     if (!next.ok()) {
       loop_iteration_ = saved;
       return next.status();

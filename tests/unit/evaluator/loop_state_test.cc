@@ -1,6 +1,6 @@
 // How the evaluator holds a while loop's state: a body reads the elements of its state in
-// place (no copy per get-tuple-element), and a tuple takes over the values it is the last reader
-// of. The memory budget makes the difference observable: a loop carrying a 16 MiB array runs
+// place (no copy per get-tuple-element), a tuple takes over the values it is the last reader
+// of, and an element of the state that nothing reads afterwards moves into the next state. The memory budget makes the difference observable: a loop carrying a 16 MiB array runs
 // within 40 MiB, which a copy per read and per tuple would exceed.
 #include <cstdint>
 #include <memory>
@@ -79,6 +79,53 @@ ENTRY e {
     EXPECT_EQ(t[0].data_as<float>()[i], -p[i]);
     EXPECT_EQ(t[1].data_as<float>()[i], 2 * p[i]);
     EXPECT_EQ(t[2].data_as<float>()[i], -p[i]);
+  }
+}
+
+TEST(LoopState, AnElementReadTwiceIsNotTakenFromTheState) {
+  // The body reads element 1 through two get-tuple-elements and puts it in two places of the
+  // next state: it may move out of the state only once nothing else reads it, so both places
+  // must hold its values after every iteration. Element 2 (read once) moves.
+  auto m = ParseModule(R"(HloModule twice
+cond {
+  p = (s32[], f32[3], f32[3], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(3)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+body {
+  p = (s32[], f32[3], f32[3], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  a = f32[3] get-tuple-element(p), index=1
+  b = f32[3] get-tuple-element(p), index=1
+  c = f32[3] get-tuple-element(p), index=2
+  s = f32[3] add(c, a)
+  ROOT t = (s32[], f32[3], f32[3], f32[3]) tuple(j, a, s, b)
+}
+ENTRY e {
+  x = f32[3] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[3], f32[3], f32[3]) tuple(zero, x, x, x)
+  ROOT w = (s32[], f32[3], f32[3], f32[3]) while(init), condition=cond, body=body
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<Literal> args;
+  args.push_back(Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {3})));
+  float* x = args[0].mutable_data_as<float>();
+  x[0] = 1;
+  x[1] = -2;
+  x[2] = 0.5f;
+  absl::StatusOr<Literal> r = EvaluateModule(**m, args);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const auto& e = r->tuple_elements();
+  ASSERT_EQ(e.size(), 4u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(e[1].data_as<float>()[i], x[i]);
+    EXPECT_EQ(e[2].data_as<float>()[i], 4 * x[i]);  // x + 3 x
+    EXPECT_EQ(e[3].data_as<float>()[i], x[i]);
   }
 }
 
