@@ -2,12 +2,28 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <string>
 
 #include "core/ir/opcode.h"
 #include "core/ir/primitive_type.h"
 
 namespace hlowb {
+
+std::string CountMagnitude(int64_t n) {
+  if (n < 10000) return std::to_string(n);
+  static const char* kSuffix[] = {"K", "M", "G", "T", "P", "E"};
+  double v = static_cast<double>(n);
+  int i = -1;
+  while (v >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3g %s", v, kSuffix[i]);
+  return buffer;
+}
 namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

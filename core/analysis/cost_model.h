@@ -32,6 +32,7 @@
 #define HLOWB_CORE_ANALYSIS_COST_MODEL_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/computation.h"
@@ -55,6 +56,10 @@ struct Cost {
 // Bytes of a value of this shape: arrays are elements × ByteWidth, tuples the sum of their
 // elements, tokens and opaque values 0. Saturates instead of overflowing.
 int64_t ShapeByteSize(const Shape& shape);
+
+// A count at a glance: 1234 -> "1234", 1234567 -> "1.23 M" (K, M, G, T, P, E; three significant
+// digits), for tooltips and summaries that sit beside exact counts.
+std::string CountMagnitude(int64_t n);
 
 // True for opcodes XLA counts as transcendental (exp, log, tanh, sqrt, rsqrt, power, ...).
 bool IsTranscendental(Opcode opcode);

@@ -315,4 +315,13 @@ TEST(CostModelCorpusTest, EveryInstructionHasACost) {
 #endif
 
 }  // namespace
+TEST(CostModel, CountMagnitudeGivesThreeSignificantDigitsAndASuffix) {
+  EXPECT_EQ(CountMagnitude(0), "0");
+  EXPECT_EQ(CountMagnitude(9999), "9999");
+  EXPECT_EQ(CountMagnitude(12345), "12.3 K");
+  EXPECT_EQ(CountMagnitude(1234567), "1.23 M");
+  EXPECT_EQ(CountMagnitude(int64_t{182500000000}), "182 G");
+  EXPECT_EQ(CountMagnitude(INT64_MAX), "9.22 E");
+}
+
 }  // namespace hlowb

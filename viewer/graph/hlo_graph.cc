@@ -62,22 +62,6 @@ std::string ShapeText(const Shape& shape, int max_chars) {
   return Truncate(PrintShape(shape, layout), static_cast<size_t>(max_chars));
 }
 
-// 1234 -> "1234", 1234567 -> "1.23 M": a tooltip gives the order of magnitude at a glance (the
-// properties panel has the exact counts).
-std::string Magnitude(int64_t n) {
-  if (n < 10000) return StrCat(n);
-  static const char* kSuffix[] = {"K", "M", "G", "T", "P", "E"};
-  double v = static_cast<double>(n);
-  int i = -1;
-  while (v >= 1000 && i < 5) {
-    v /= 1000;
-    ++i;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.3g %s", v, kSuffix[i]);
-  return buffer;
-}
-
 std::string ByteText(int64_t n) {
   if (n < 1024) return StrCat(n, " B");
   static const char* kSuffix[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -106,9 +90,9 @@ std::string NodeTooltip(const Instruction& instr, CostModel& costs) {
     }
   }
   const Cost cost = costs.InstructionCost(instr);
-  StrAppend(&t, "\ncost: ", Magnitude(cost.flops), " flops");
+  StrAppend(&t, "\ncost: ", CountMagnitude(cost.flops), " flops");
   if (cost.transcendentals > 0) {
-    StrAppend(&t, ", ", Magnitude(cost.transcendentals), " transcendentals");
+    StrAppend(&t, ", ", CountMagnitude(cost.transcendentals), " transcendentals");
   }
   StrAppend(&t, ", ", ByteText(cost.bytes_accessed()), " accessed (", ByteText(cost.operand_bytes),
             " read, ", ByteText(cost.result_bytes), " written)");

@@ -45,14 +45,7 @@ QString Count(int64_t n) { return QLocale::system().toString(static_cast<qlonglo
 // "8,192 (8.19 K)" for large numbers; plain for small ones.
 QString Quantity(int64_t n) {
   if (n < 10000) return Count(n);
-  static const char* kSuffix[] = {"K", "M", "G", "T", "P", "E"};
-  double v = static_cast<double>(n);
-  int i = -1;
-  while (v >= 1000 && i < 5) {
-    v /= 1000;
-    ++i;
-  }
-  return QStringLiteral("%1 (%2 %3)").arg(Count(n), QString::number(v, 'g', 3), kSuffix[i]);
+  return QStringLiteral("%1 (%2)").arg(Count(n), QString::fromStdString(CountMagnitude(n)));
 }
 
 QString Bytes(int64_t n) {
