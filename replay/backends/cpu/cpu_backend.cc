@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -384,11 +385,18 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
                 std::min<int64_t>(pool->size() * 4, std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
             pool->ParallelFor(n, static_cast<int>(pieces), 1, body);
           };
-      switch (instr.opcode()) {
-        case Opcode::kDot: return cpu::LibraryDot(instr, *ops[0], *ops[1], parallel_for);
-        case Opcode::kConvolution:
-          return cpu::LibraryConvolution(instr, *ops[0], *ops[1], parallel_for);
-        default: return cpu::LibraryGather(instr, *ops[0], *ops[1], parallel_for);
+      try {
+        switch (instr.opcode()) {
+          case Opcode::kDot: return cpu::LibraryDot(instr, *ops[0], *ops[1], parallel_for);
+          case Opcode::kConvolution:
+            return cpu::LibraryConvolution(instr, *ops[0], *ops[1], parallel_for);
+          default: return cpu::LibraryGather(instr, *ops[0], *ops[1], parallel_for);
+        }
+      } catch (const std::bad_alloc&) {
+        // The f32 copies and unrolled windows a call needs are not in the memory budget.
+        return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
+            StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (",
+                   OpcodeName(instr.opcode()), ")")));
       }
     }
     auto it = impl->kernels.find(&instr);
