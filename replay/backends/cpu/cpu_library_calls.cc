@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ir/attributes.h"
+#include "core/ir/float_types.h"
 
 namespace hlowb::cpu {
 namespace {
@@ -36,18 +37,14 @@ uint16_t F32ToBf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+// f16 goes through the exact converters the interpreter uses (f16 is rare here, and portable
+// half-precision arithmetic types are not available on every compiler).
 float F16ToF32(uint16_t h) {
-  _Float16 v;
-  std::memcpy(&v, &h, sizeof v);
-  return static_cast<float>(v);
+  return static_cast<float>(FloatBitsToDouble(PrimitiveType::kF16, h));
 }
 
 uint16_t F32ToF16(float f) {
-  if (f != f) return static_cast<uint16_t>((std::signbit(f) ? 0x8000u : 0u) | 0x7e00u);
-  const _Float16 v = static_cast<_Float16>(f);
-  uint16_t h;
-  std::memcpy(&h, &v, sizeof h);
-  return h;
+  return static_cast<uint16_t>(DoubleToFloatBits(PrimitiveType::kF16, static_cast<double>(f)));
 }
 
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
