@@ -68,11 +68,7 @@ class CaptureTest : public QObject {
   void initTestCase() {
     QVERIFY(settings_dir_.isValid());
     QVERIFY(scratch_.isValid());
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
-    QCoreApplication::setOrganizationName(QStringLiteral("HLO Workbench Tests"));
-    QCoreApplication::setApplicationName(QStringLiteral("capture_test"));
+    hlowb::testing::UseTestSettings(settings_dir_.path(), QStringLiteral("capture_test"));
     QSettings().clear();
   }
 

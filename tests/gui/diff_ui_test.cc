@@ -129,11 +129,7 @@ class DiffUiTest : public QObject {
  private slots:
   void initTestCase() {
     QVERIFY(settings_dir_.isValid());
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
-    QCoreApplication::setOrganizationName(QStringLiteral("HLO Workbench Tests"));
-    QCoreApplication::setApplicationName(QStringLiteral("diff_ui_test"));
+    hlowb::testing::UseTestSettings(settings_dir_.path(), QStringLiteral("diff_ui_test"));
     QSettings().clear();
   }
 

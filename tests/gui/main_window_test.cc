@@ -98,11 +98,7 @@ class MainWindowTest : public QObject {
   void initTestCase() {
     QVERIFY(settings_dir_.isValid());
     QVERIFY(scratch_.isValid());
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
-    QCoreApplication::setOrganizationName(QStringLiteral("HLO Workbench Tests"));
-    QCoreApplication::setApplicationName(QStringLiteral("main_window_test"));
+    hlowb::testing::UseTestSettings(settings_dir_.path(), QStringLiteral("main_window_test"));
     QSettings().clear();
     QVERIFY2(QFileInfo(kSampleDump).isDir(), qPrintable(kSampleDump));
   }

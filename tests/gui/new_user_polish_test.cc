@@ -171,11 +171,7 @@ class NewUserPolishTest : public QObject {
   void initTestCase() {
     QVERIFY(settings_dir_.isValid());
     QVERIFY(scratch_.isValid());
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
-    QCoreApplication::setOrganizationName(QStringLiteral("HLO Workbench Tests"));
-    QCoreApplication::setApplicationName(QStringLiteral("new_user_polish_test"));
+    hlowb::testing::UseTestSettings(settings_dir_.path(), QStringLiteral("new_user_polish_test"));
   }
 
   void cleanup() { QApplication::setPalette(QApplication::style()->standardPalette()); }

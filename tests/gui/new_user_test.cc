@@ -42,6 +42,7 @@
 #include "core/analysis/diff.h"
 #include "core/ir/module.h"
 #include "tests/gui/window_test_util.h"
+#include "tests/unit/fusion_states.h"
 #include "tests/unit/replay/replay_fixtures.h"
 #include "viewer/graph/graph_scene.h"
 #include "viewer/graph/graph_view.h"
@@ -52,6 +53,9 @@
 #include "viewer/widgets/properties_panel.h"
 #include "viewer/widgets/replay_panel.h"
 #include "viewer/widgets/tensor_viewer.h"
+
+using hlowb::testing::kAfterFusion;
+using hlowb::testing::kBeforeFusion;
 
 using hlowb::gui::MainWindow;
 using hlowb::gui::OpenRequest;
@@ -84,49 +88,6 @@ QByteArray ChainModule(const QString& name, const QString& tag, int negates) {
 }
 
 QString Id(int id) { return QStringLiteral("%1").arg(id, 4, 10, QLatin1Char('0')); }
-
-// A fusion pass: add.2 goes into `fusion` (which existed and grows), add.3 into the new
-// fusion.1; both fused computations hold an add.
-constexpr char kBeforeFusion[] = R"(HloModule jit_fuse
-
-fused_computation {
-  param_0 = f32[8] parameter(0)
-  ROOT neg.1 = f32[8] negate(param_0)
-}
-
-ENTRY main {
-  p0 = f32[8] parameter(0)
-  p1 = f32[8] parameter(1)
-  add.2 = f32[8] add(p0, p1)
-  fusion = f32[8] fusion(add.2), kind=kLoop, calls=fused_computation
-  add.3 = f32[8] add(p1, p1)
-  ROOT t = (f32[8], f32[8]) tuple(fusion, add.3)
-}
-)";
-
-constexpr char kAfterFusion[] = R"(HloModule jit_fuse
-
-fused_computation {
-  param_0 = f32[8] parameter(0)
-  param_1 = f32[8] parameter(1)
-  add.5 = f32[8] add(param_0, param_1)
-  ROOT neg.1 = f32[8] negate(add.5)
-}
-
-fused_computation.1 {
-  param_0.1 = f32[8] parameter(0)
-  add.6 = f32[8] add(param_0.1, param_0.1)
-  ROOT exponential.7 = f32[8] exponential(add.6)
-}
-
-ENTRY main {
-  p0 = f32[8] parameter(0)
-  p1 = f32[8] parameter(1)
-  fusion = f32[8] fusion(p0, p1), kind=kLoop, calls=fused_computation
-  fusion.1 = f32[8] fusion(p1), kind=kLoop, calls=fused_computation.1
-  ROOT t = (f32[8], f32[8]) tuple(fusion, fusion.1)
-}
-)";
 
 bool Write(const QString& path, const QByteArray& text) {
   QFile f(path);
@@ -245,11 +206,7 @@ class NewUserTest : public QObject {
   void initTestCase() {
     QVERIFY(settings_dir_.isValid());
     QVERIFY(scratch_.isValid());
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir_.path());
-    QCoreApplication::setOrganizationName(QStringLiteral("HLO Workbench Tests"));
-    QCoreApplication::setApplicationName(QStringLiteral("new_user_test"));
+    hlowb::testing::UseTestSettings(settings_dir_.path(), QStringLiteral("new_user_test"));
     WriteDumps();
   }
 
@@ -841,3 +798,4 @@ class NewUserTest : public QObject {
 
 QTEST_MAIN(NewUserTest)
 #include "new_user_test.moc"
+

@@ -2,6 +2,10 @@
 #ifndef HLOWB_TESTS_GUI_WINDOW_TEST_UTIL_H_
 #define HLOWB_TESTS_GUI_WINDOW_TEST_UTIL_H_
 
+#include <QCoreApplication>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QString>
 #include <QTest>
 #include <string>
 
@@ -17,6 +21,16 @@ namespace hlowb::testing {
 inline bool WaitWindowIdle(gui::MainWindow& w, int timeout_ms) {
   return QTest::qWaitFor([&] { return !w.IsBusy(); }, timeout_ms) &&
          QTest::qWaitFor([&] { return !w.IsBusy(); }, 50) && !w.IsBusy();
+}
+
+// Keeps a test's settings and standard paths away from the user's: settings files go to `dir`,
+// under the test application `app`.
+inline void UseTestSettings(const QString& dir, const QString& app) {
+  QStandardPaths::setTestModeEnabled(true);
+  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, dir);
+  QCoreApplication::setOrganizationName(QStringLiteral("HLO Workbench Tests"));
+  QCoreApplication::setApplicationName(app);
 }
 
 // The instruction `name` in any computation of `m`; null when there is none.

@@ -11,6 +11,11 @@
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
 #include "gtest/gtest.h"
+#include "tests/unit/fusion_states.h"
+
+using hlowb::testing::kAfterFusion;
+using hlowb::testing::kBeforeFusion;
+
 
 namespace hlowb {
 namespace {
@@ -205,49 +210,6 @@ TEST(Provenance, TraceReportsProgressAndStops) {
   EXPECT_TRUE(steps.empty());
   EXPECT_EQ(error, "cancelled");
 }
-
-// Two states of a fusion pass: add.2 is fused into a fusion that already existed (its
-// computation grows), add.3 into a new one; both fusions hold an add.
-constexpr char kBeforeFusion[] = R"(HloModule m
-
-fused_computation {
-  param_0 = f32[8] parameter(0)
-  ROOT neg.1 = f32[8] negate(param_0)
-}
-
-ENTRY main {
-  p0 = f32[8] parameter(0)
-  p1 = f32[8] parameter(1)
-  add.2 = f32[8] add(p0, p1)
-  fusion = f32[8] fusion(add.2), kind=kLoop, calls=fused_computation
-  add.3 = f32[8] add(p1, p1)
-  ROOT t = (f32[8], f32[8]) tuple(fusion, add.3)
-}
-)";
-
-constexpr char kAfterFusion[] = R"(HloModule m
-
-fused_computation {
-  param_0 = f32[8] parameter(0)
-  param_1 = f32[8] parameter(1)
-  add.5 = f32[8] add(param_0, param_1)
-  ROOT neg.1 = f32[8] negate(add.5)
-}
-
-fused_computation.1 {
-  param_0.1 = f32[8] parameter(0)
-  add.6 = f32[8] add(param_0.1, param_0.1)
-  ROOT exponential.7 = f32[8] exponential(add.6)
-}
-
-ENTRY main {
-  p0 = f32[8] parameter(0)
-  p1 = f32[8] parameter(1)
-  fusion = f32[8] fusion(p0, p1), kind=kLoop, calls=fused_computation
-  fusion.1 = f32[8] fusion(p1), kind=kLoop, calls=fused_computation.1
-  ROOT t = (f32[8], f32[8]) tuple(fusion, fusion.1)
-}
-)";
 
 const InstructionDiff* RemovedRow(const ModuleDiff& d, const std::string& name) {
   for (const ComputationDiff& c : d.computations) {
