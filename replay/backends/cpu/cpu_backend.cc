@@ -371,20 +371,20 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
     own_cache = std::make_shared<ConstantCache>();
     constant_cache = own_cache.get();
   }
-  return [impl, elided_constant, constant_cache, own_cache](
+  // The library calls split their conversions and unrolling across the kernels' pool.
+  ThreadPool* pool = impl->pool.get();
+  cpu::ParallelFor parallel_for = [pool](int64_t n, int64_t grain,
+                                         const std::function<void(int64_t, int64_t)>& body) {
+    if (n <= 0) return;
+    const int64_t parts = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
+    pool->ParallelFor(n, static_cast<int>(std::min<int64_t>(pool->size() * 4, parts)), 1, body);
+  };
+  return [impl, elided_constant, constant_cache, own_cache, parallel_for](
              const Instruction& instr,
              const std::vector<const Literal*>& ops) -> std::optional<absl::StatusOr<Literal>> {
     if (instr.opcode() == Opcode::kDot || instr.opcode() == Opcode::kConvolution ||
         instr.opcode() == Opcode::kGather) {
       if (ops.size() != 2) return std::nullopt;
-      ThreadPool* pool = impl->pool.get();
-      const cpu::ParallelFor parallel_for =
-          [pool](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
-            if (n <= 0) return;
-            const int64_t pieces =
-                std::min<int64_t>(pool->size() * 4, std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
-            pool->ParallelFor(n, static_cast<int>(pieces), 1, body);
-          };
       try {
         switch (instr.opcode()) {
           case Opcode::kDot: return cpu::LibraryDot(instr, *ops[0], *ops[1], parallel_for);
