@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_join.h"
 #include "core/analysis/verifier.h"
+#include "core/passes/module_dumper.h"
+#include "core/proto/open_file.h"
 #include "core/support/strings.h"
 #include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/data/fake_data.h"
@@ -28,6 +30,13 @@ bool IsXlaCpu(const std::string& p) { return p == kXlaCpuPlatform; }
 bool IsCpu(const std::string& p) { return p == kCpuPlatform || p == "host"; }
 
 Literal Clone(const Literal& l) { return l; }
+
+// The platform name XLA records in a snapshot's execution_platform.
+std::string PlatformNameForSnapshot(const std::string& p) {
+  if (IsCpu(p) || IsXlaCpu(p)) return "Host";
+  if (IsInterpreter(p)) return "Interpreter";
+  return p;
+}
 
 }  // namespace
 
@@ -152,6 +161,7 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     (r == 0 ? report.compile_seconds : report.reference_compile_seconds) =
         (*exe)->stats().total_seconds;
     (r == 0 ? report.compile_summary : report.reference_compile_summary) = (*exe)->Summary();
+    if (r == 0) report.dump_files = (*exe)->stats().dump_files;
     cpu_exe[r] = std::move(*exe);
   }
   auto compiled_run = [&](int r) {
@@ -321,6 +331,15 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     return result;
   };
 
+  // --xla_dump_hlo_snapshots: each execution of the test platform leaves an HloSnapshot of
+  // the module that ran (the cpu platform's optimised module, else the module as given).
+  std::optional<ModuleDumper> snapshot_dumper;
+  const Module& ran_module = cpu_exe[0] != nullptr ? cpu_exe[0]->module() : module_;
+  if (options_.cpu.dump_options.snapshots && !options_.cpu.dump_options.dump_to.empty()) {
+    snapshot_dumper.emplace(options_.cpu.dump_options, ran_module);
+    if (!snapshot_dumper->enabled()) snapshot_dumper.reset();
+  }
+
   int64_t run_number = 0;
   for (int i = 0; i < options_.iterations; ++i) {
     if (cancelled()) return absl::CancelledError("replay cancelled");
@@ -361,6 +380,19 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     auto result = evaluate(it.arguments, i, false, run_number++, &it.run_seconds);
     if (!result.ok()) return result.status();
     it.result = std::move(*result);
+    if (snapshot_dumper) {
+      SnapshotData data;
+      data.arguments = it.arguments;
+      data.result = it.result;
+      data.execution_platform = PlatformNameForSnapshot(options_.platform);
+      const size_t before = snapshot_dumper->written().size();
+      if (absl::Status st = snapshot_dumper->DumpSnapshot(ran_module, data, i); !st.ok()) {
+        return absl::Status(st.code(), StrCat("--xla_dump_hlo_snapshots: ", st.message()));
+      }
+      report.dump_files.insert(report.dump_files.end(),
+                               snapshot_dumper->written().begin() + before,
+                               snapshot_dumper->written().end());
+    }
     if (!options_.reference_platform.empty()) {
       auto ref = evaluate(it.arguments, i, true, run_number++, &it.reference_seconds);
       if (!ref.ok()) {

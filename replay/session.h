@@ -157,6 +157,9 @@ struct ReplayReport {
   std::string xla_optimized_module;
   std::string xla_jaxlib_version;
   std::vector<std::string> warnings;
+  // Files written under --xla_dump_to: the cpu compile's dumps, then one
+  // `<module>.snapshot.<N>.pb` per iteration with --xla_dump_hlo_snapshots.
+  std::vector<std::string> dump_files;
   std::vector<ReplayIteration> iterations;
   int64_t num_replicas = 1;
   int64_t num_partitions = 1;

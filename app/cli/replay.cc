@@ -6,12 +6,14 @@
 // module failed to load or run or a comparison failed, 2 for usage errors.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <iostream>
 
 #include "app/cli/cli.h"
 #include "app/cli/replay_tools.h"
+#include "core/passes/module_dumper.h"
 #include "core/proto/open_file.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
@@ -32,7 +34,8 @@ constexpr char kUsage[] =
     "         [--use_large_float_range]\n"
     "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
     "         [--xla_dump_to=DIR] [--xla_cpu_enable_kernel_cache=true|false]\n"
-    "         [--xla_cpu_kernel_cache_dir=DIR] [--profile=N]\n"
+    "         [--xla_cpu_kernel_cache_dir=DIR] [--profile=N] [--xla_dump_hlo_snapshots]\n"
+    "         [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
     "evaluator; also 'reference'), cpu (compiled for this machine: the cpu pass pipeline, then\n"
     "LLVM kernels, with the interpreter computing what the kernels do not cover; also 'host'),\n"
@@ -40,7 +43,10 @@ constexpr char kUsage[] =
     ".venv or $HLOWB_PYTHON; single device); cuda is not built yet. Without a reference\n"
     "platform the result is compared with the one a snapshot or literals file carries, if any.\n"
     "cpu compiles are cached on disk (default ~/.cache/hlowb/cpu-kernels); --xla_dump_to writes\n"
-    "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s.\n"
+    "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s; with\n"
+    "--xla_dump_hlo_snapshots each iteration also writes module_NNNN.<name>.snapshot.<N>.pb,\n"
+    "an HloSnapshot of the module that ran with its arguments and result (replay it with\n"
+    "hlowb replay FILE to check the result again).\n"
     "--profile=N prints the N instructions that took longest on the test platform (cpu: the\n"
     "module after its passes).\n"
     "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n"
@@ -139,9 +145,18 @@ bool FormatMatches(const std::string& want, HloFileFormat got) {
 }  // namespace
 
 int RunReplay(const std::vector<std::string>& argv_in) {
-  // Bare boolean flags that default to true are written --name or --name=false.
+  // Bare boolean flags that default to true are written --name or --name=false. XLA's dump and
+  // pass flags (--xla_dump_hlo_snapshots, --xla_dump_hlo_as_proto, --xla_disable_hlo_passes,
+  // ...) are taken out here and applied after XLA_FLAGS; the cpu kernel-cache flags and
+  // --xla_dump_to stay with the other flags.
   std::vector<std::string> argv;
+  std::vector<std::string> xla_flags;
   for (const std::string& a : argv_in) {
+    if (a.rfind("--xla_", 0) == 0 && a.rfind("--xla_cpu_", 0) != 0 &&
+        a.rfind("--xla_dump_to", 0) != 0) {
+      xla_flags.push_back(a);
+      continue;
+    }
     if (a == "--run_test_hlo_passes" || a == "--run_reference_hlo_passes") {
       argv.push_back(a + "=true");
     } else {
@@ -190,7 +205,23 @@ int RunReplay(const std::vector<std::string>& argv_in) {
       return usage_error("--xla_cpu_enable_kernel_cache must be true or false");
     }
   }
-  options.cpu.dump_options.dump_to = args.Get("xla_dump_to", "");
+  if (const char* env = std::getenv("XLA_FLAGS")) {
+    std::vector<std::string> unknown;
+    absl::Status st = ApplyXlaFlags(env, &options.cpu.dump_options, &options.cpu.pass_options,
+                                    &unknown);
+    if (!st.ok()) return usage_error(StrCat("XLA_FLAGS: ", st.message()));
+  }
+  for (const std::string& f : xla_flags) {
+    bool known = false;
+    absl::Status st =
+        ApplyXlaFlag(f, &options.cpu.dump_options, &options.cpu.pass_options, &known);
+    if (!st.ok()) return usage_error(std::string(st.message()));
+    if (!known) std::cerr << "warning: " << f << " is not used by hlowb replay\n";
+  }
+  if (args.Has("xla_dump_to")) options.cpu.dump_options.dump_to = args.Get("xla_dump_to");
+  if (options.cpu.dump_options.snapshots && options.cpu.dump_options.dump_to.empty()) {
+    std::cerr << "warning: --xla_dump_hlo_snapshots writes nothing without --xla_dump_to=DIR\n";
+  }
   int profile_rows = 0;
   if (args.Has("profile")) {
     try {
@@ -361,6 +392,9 @@ int RunReplay(const std::vector<std::string>& argv_in) {
         continue;
       }
       for (const std::string& w : report->warnings) std::cout << "  warning: " << w << "\n";
+      for (const std::string& f : report->dump_files) {
+        if (f.find(".snapshot.") != std::string::npos) std::cout << "  snapshot: " << f << "\n";
+      }
       PrintCustomCallNotes(tools);
       const std::string xla_compile =
           StrCat(" (XLA CPU in the helper process, jaxlib ", report->xla_jaxlib_version, ")\n");

@@ -310,4 +310,11 @@ Cost EstimateInstructionCost(const Instruction& instruction) {
   return model.InstructionCost(instruction);
 }
 
+double GpuDeviceModel::KernelSeconds(double flops, double transcendentals,
+                                     double bytes) const {
+  return launch_seconds + std::max({flops / flops_per_second,
+                                    transcendentals / transcendentals_per_second,
+                                    bytes / bytes_per_second});
+}
+
 }  // namespace hlowb

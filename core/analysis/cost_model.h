@@ -85,6 +85,25 @@ class CostModel {
 // One-off convenience: InstructionCost with a fresh model.
 Cost EstimateInstructionCost(const Instruction& instruction);
 
+// A roofline model of one GPU kernel, for the GPU fusion pass's priorities: a kernel takes a
+// launch overhead plus the longest of its arithmetic, its transcendental functions and its
+// memory traffic at the device's peak rates. The defaults are a current data-centre GPU
+// (about an H100's fp32 vector rate, special-function rate and HBM bandwidth).
+struct GpuDeviceModel {
+  double flops_per_second = 6.7e13;
+  double transcendentals_per_second = 4.2e12;
+  double bytes_per_second = 3.35e12;
+  double launch_seconds = 1e-6;
+
+  // Seconds for a kernel that does `flops` and `transcendentals` and moves `bytes`.
+  double KernelSeconds(double flops, double transcendentals, double bytes) const;
+  double KernelSeconds(const Cost& cost) const {
+    return KernelSeconds(static_cast<double>(cost.flops),
+                         static_cast<double>(cost.transcendentals),
+                         static_cast<double>(cost.bytes_accessed()));
+  }
+};
+
 }  // namespace hlowb
 
 #endif  // HLOWB_CORE_ANALYSIS_COST_MODEL_H_

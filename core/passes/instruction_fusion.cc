@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -785,39 +787,153 @@ class FusionRun {
     return std::nullopt;
   }
 
+  // The users `producer` would be fused into and the kind of each fusion, when fusing it into
+  // every one of them is allowed (XLA's priority fusion fuses a producer into all of its users
+  // or into none).
+  bool GpuFusionPlan(Instruction* producer, const Computation* comp,
+                     std::vector<Instruction*>* users, std::vector<FusionKind>* kinds) const {
+    if (!Usable(producer) || producer == comp->root()) return false;
+    *users = fusion::LiveUsers(*editor_, producer, gone_);
+    if (users->empty()) return false;
+    if (users->size() > 1 && (IsExpensive(*producer) || !CheapToDuplicate(*producer))) {
+      return false;
+    }
+    kinds->clear();
+    for (const Instruction* u : *users) {
+      std::optional<FusionKind> k = GpuFusionKind(*producer, *u);
+      if (!k || FusedSize(*u) + FusedSize(*producer) > kMaxFusedInstructions) return false;
+      kinds->push_back(*k);
+    }
+    return true;
+  }
+
+  // Elements of a value (the largest array of a tuple), at least 1.
+  static double Elements(const Shape& shape) {
+    if (shape.IsArray()) return std::max<double>(1, static_cast<double>(shape.ElementCount()));
+    double most = 1;
+    for (const Shape& e : shape.tuple_shapes()) most = std::max(most, Elements(e));
+    return most;
+  }
+
+  // Whether `instr` runs as a kernel of its own when left unfused.
+  static bool LaunchesKernel(const Instruction& instr) {
+    switch (instr.opcode()) {
+      case Opcode::kConstant:
+      case Opcode::kParameter:
+      case Opcode::kBitcast:
+      case Opcode::kGetTupleElement:
+      case Opcode::kTuple:
+        return false;
+      default:
+        return true;
+    }
+  }
+
+  // The priority of fusing `producer` into all of `users`: the kernel time saved, from the
+  // device model: the producer's kernel and the users' kernels as they are, against the users'
+  // kernels with the producer computed inside them. Inside a user the producer's inputs are
+  // read instead of its result, and its arithmetic is repeated once per element the user asks
+  // for (a broadcast or a gather asks for elements more than once; a reduction or a slice
+  // fewer times). Negative when fusing would cost time (expensive work recomputed per element).
+  double GpuPriority(const Instruction& producer, const std::vector<Instruction*>& users) const {
+    const Cost pc = EstimateInstructionCost(producer);
+    const double p_bytes = static_cast<double>(ShapeByteSize(producer.shape()));
+    const double p_elements = Elements(producer.shape());
+    double unfused = LaunchesKernel(producer) ? device_.KernelSeconds(pc) : 0;
+    double fused = 0;
+    for (const Instruction* u : users) {
+      const Cost uc = EstimateInstructionCost(*u);
+      unfused += device_.KernelSeconds(uc);
+      int reads = 0;
+      for (const Instruction* o : u->operands()) reads += o == &producer;
+      const bool reduces = u->opcode() == Opcode::kReduce ||
+                           (u->opcode() == Opcode::kFusion &&
+                            u->attrs_or_default().fusion_kind == FusionKind::kInput);
+      const double asked = reads * (reduces ? p_elements : Elements(u->shape()));
+      const double repeat = asked / p_elements;
+      const double read_bytes =
+          std::min(static_cast<double>(uc.operand_bytes), reads * p_bytes);
+      const double flops = static_cast<double>(uc.flops) + static_cast<double>(pc.flops) * repeat;
+      const double transcendentals = static_cast<double>(uc.transcendentals) +
+                                     static_cast<double>(pc.transcendentals) * repeat;
+      const double bytes = static_cast<double>(uc.bytes_accessed()) - read_bytes +
+                           static_cast<double>(pc.operand_bytes) * std::min(1.0, repeat);
+      fused += device_.KernelSeconds(flops, transcendentals, std::max(0.0, bytes));
+    }
+    return unfused - fused;
+  }
+
+  // XLA GPU's priority fusion: every fusible producer is queued with its priority; the most
+  // valuable fusion happens first, and each fusion re-prices the producers around it (the new
+  // fusion itself and its operands, whose users changed). Fusion stops when the best remaining
+  // priority is negative. Equal priorities go to the producer nearest the root.
   absl::Status RunGpu(Computation* comp, bool* changed) {
     std::vector<Instruction*> instrs = comp->instructions();
-    for (auto it = instrs.rbegin(); it != instrs.rend() && !out_of_fuel_; ++it) {
-      Instruction* producer = *it;
-      if (!Usable(producer) || producer == comp->root()) continue;
-      std::vector<Instruction*> users = fusion::LiveUsers(*editor_, producer, gone_);
-      if (users.empty()) continue;
-      if (users.size() > 1 && (IsExpensive(*producer) || !CheapToDuplicate(*producer))) continue;
-      std::vector<FusionKind> kinds;
-      for (const Instruction* u : users) {
-        std::optional<FusionKind> k = GpuFusionKind(*producer, *u);
-        if (!k || FusedSize(*u) + FusedSize(*producer) > kMaxFusedInstructions) break;
-        kinds.push_back(*k);
+    absl::flat_hash_map<const Instruction*, int64_t> position;
+    for (size_t i = 0; i < instrs.size(); ++i) position[instrs[i]] = static_cast<int64_t>(i);
+    using Key = std::pair<double, int64_t>;
+    std::set<std::pair<Key, Instruction*>> queue;
+    absl::flat_hash_map<const Instruction*, Key> queued;
+    std::vector<Instruction*> users;
+    std::vector<FusionKind> kinds;
+    auto reprice = [&](Instruction* producer) {
+      if (auto it = queued.find(producer); it != queued.end()) {
+        queue.erase({it->second, producer});
+        queued.erase(it);
       }
-      if (kinds.size() != users.size()) continue;
+      auto pos = position.find(producer);
+      if (pos == position.end() || !GpuFusionPlan(producer, comp, &users, &kinds)) return;
+      Key key{GpuPriority(*producer, users), pos->second};
+      queue.insert({key, producer});
+      queued[producer] = key;
+    };
+    for (Instruction* i : instrs) reprice(i);
+
+    while (!queue.empty() && !out_of_fuel_) {
+      auto top = std::prev(queue.end());
+      const Key key = top->first;
+      Instruction* producer = top->second;
+      queue.erase(top);
+      queued.erase(producer);
+      if (key.first < 0) break;
+      if (!GpuFusionPlan(producer, comp, &users, &kinds)) continue;
+      std::vector<Instruction*> made;
       for (size_t i = 0; i < users.size(); ++i) {
         if (!context_.ConsumeFuel(pass_name_)) {
           out_of_fuel_ = true;
           break;
         }
         bool last = i + 1 == users.size();
+        const int64_t user_position = position[users[i]];
         absl::StatusOr<Instruction*> f = fusion::CombineIntoFusion(
             *editor_, {Piece{users[i], true, false}, Piece{producer, false, !last}}, kinds[i],
             &gone_);
         if (!f.ok()) return f.status();
         fusion::NoteRewrite(*editor_, &rewrites_);
+        position[*f] = user_position;
+        made.push_back(*f);
         *changed = true;
       }
+      // Re-price what the fusions changed: each new fusion as a producer, and its operands.
+      absl::flat_hash_set<Instruction*> affected;
+      for (Instruction* f : made) {
+        affected.insert(f);
+        for (Instruction* o : f->operands()) affected.insert(o);
+      }
+      std::vector<Instruction*> order(affected.begin(), affected.end());
+      std::sort(order.begin(), order.end(), [&](const Instruction* a, const Instruction* b) {
+        auto pa = position.find(a), pb = position.find(b);
+        const int64_t x = pa == position.end() ? -1 : pa->second;
+        const int64_t y = pb == position.end() ? -1 : pb->second;
+        return x != y ? x < y : a->name() < b->name();
+      });
+      for (Instruction* i : order) reprice(i);
     }
     return absl::OkStatus();
   }
 
   bool gpu_;
+  GpuDeviceModel device_;
   std::string_view pass_name_;
   PassContext& context_;
   ComputationEditor* editor_ = nullptr;

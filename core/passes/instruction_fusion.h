@@ -5,10 +5,15 @@
 // consumers so that each fusion becomes one kernel. Constructed with a target:
 //   "cpu" -> XLA CPU's "fusion" pass: walks consumers from the root up and fuses each fusible
 //            operand into it (every fusion is kLoop, except a matrix-vector dot whose only user
-//            is an add, which becomes a kOutput fusion rooted at the add). Reductions fuse only
-//            when they reduce the minor-most dimension.
-//   "gpu" -> XLA GPU's "priority-fusion" pass, simplified: walks producers from the root up and
-//            fuses a producer into all of its users or into none. Fusions rooted at a reduce are
+//            is an add, which becomes a kOutput fusion rooted at the add). Reductions over any
+//            dimensions take their elementwise producers in.
+//   "gpu" -> XLA GPU's "priority-fusion" pass: every fusible producer is queued with a priority,
+//            the kernel time fusing it into all of its users would save under a roofline model
+//            of the device (GpuDeviceModel in core/analysis/cost_model.h: launch overhead,
+//            arithmetic, transcendentals and memory traffic, with the producer's work repeated
+//            per element a user asks for). The best fusion happens first, the producers around
+//            it are re-priced, and fusion stops when the best priority is negative. A producer
+//            is fused into all of its users or into none. Fusions rooted at a reduce are
 //            kInput; a dot feeding one elementwise user becomes a kOutput fusion.
 // Both never duplicate an expensive producer (transcendentals, divides, reductions, dots, ...)
 // into several consumers, and never fuse side-effecting ops, parameters, tuples,
@@ -16,8 +21,8 @@
 // a scalar, or dots/convolutions other than as the root of an output fusion.
 //
 // Deliberately not here: XLA's fusion heuristics tied to real hardware (register pressure,
-// occupancy, code-size limits of the emitters, the GPU's cost model); the cost model used is
-// core/analysis/cost_model.h (flops, transcendentals, bytes).
+// occupancy, code-size limits of the emitters, coalescing); the cost model used is
+// core/analysis/cost_model.h (flops, transcendentals, bytes, and its GPU roofline).
 #ifndef HLOWB_CORE_PASSES_INSTRUCTION_FUSION_H_
 #define HLOWB_CORE_PASSES_INSTRUCTION_FUSION_H_
 

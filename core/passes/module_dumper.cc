@@ -177,7 +177,8 @@ absl::Status ModuleDumper::Write(const std::string& file_name, std::string_view 
   return st;
 }
 
-absl::Status ModuleDumper::DumpModule(const Module& module, std::string_view stage) {
+absl::Status ModuleDumper::DumpModule(const Module& module, std::string_view stage,
+                                      const xla::BufferAssignmentProto* buffer_assignment) {
   if (!enabled_) return absl::OkStatus();
   std::string base = StrCat(prefix_, ".", stage);
   if (options_.as_text) {
@@ -186,7 +187,10 @@ absl::Status ModuleDumper::DumpModule(const Module& module, std::string_view sta
     if (absl::Status st = Write(base + ".txt", PrintModule(module, po)); !st.ok()) return st;
   }
   if (options_.as_proto) {
-    absl::StatusOr<std::string> bytes = EncodeHloFile(module, HloOutputFormat::kHloProto);
+    EncodeOptions encode;
+    encode.buffer_assignment = buffer_assignment;
+    absl::StatusOr<std::string> bytes =
+        EncodeHloFile(module, HloOutputFormat::kHloProto, encode);
     if (!bytes.ok()) return bytes.status();
     if (absl::Status st = Write(base + ".hlo.pb", *bytes); !st.ok()) return st;
   }
@@ -212,6 +216,16 @@ absl::Status ModuleDumper::DumpPassStep(const Module& module, std::string_view p
   std::string stage = absl::StrFormat("%04d.%s.after_%s.before_%s", step_++, std::string(pipeline),
                                       std::string(after_pass), std::string(before_pass));
   return DumpModule(module, stage);
+}
+
+absl::Status ModuleDumper::DumpSnapshot(const Module& module, const SnapshotData& data,
+                                        int64_t execution) {
+  if (!enabled_) return absl::OkStatus();
+  EncodeOptions encode;
+  encode.snapshot = &data;
+  absl::StatusOr<std::string> bytes = EncodeHloFile(module, HloOutputFormat::kHloSnapshot, encode);
+  if (!bytes.ok()) return bytes.status();
+  return Write(StrCat(prefix_, ".snapshot.", execution, ".pb"), *bytes);
 }
 
 absl::Status ModuleDumper::DumpFile(std::string_view suffix, std::string_view contents) {

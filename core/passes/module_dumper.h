@@ -20,7 +20,13 @@
 #include "core/ir/module.h"
 #include "core/passes/hlo_pass.h"
 
+namespace xla {
+class BufferAssignmentProto;
+}  // namespace xla
+
 namespace hlowb {
+
+struct SnapshotData;
 
 struct DumpOptions {
   std::string dump_to;          // directory; empty: no dumps
@@ -29,6 +35,9 @@ struct DumpOptions {
   std::string module_re;        // only modules whose name matches (empty: all)
   bool as_text = false;
   bool as_proto = false;
+  // --xla_dump_hlo_snapshots: every execution of a replay writes
+  // `<prefix>.snapshot.<N>.pb` (an HloSnapshot of the module that ran, its arguments and
+  // result), as XLA's CPU client does.
   bool snapshots = false;
   bool include_timestamp = false;
   bool long_text = true;
@@ -60,14 +69,20 @@ class ModuleDumper {
   const std::string& file_prefix() const { return prefix_; }
 
   // `<prefix>.<stage>.txt` / `.hlo.pb` in the formats asked for ("before_optimizations",
-  // "cpu_after_optimizations", ...). A BufferAssignmentProto is not written here.
-  absl::Status DumpModule(const Module& module, std::string_view stage);
+  // "cpu_after_optimizations", ...). The `.hlo.pb` is an HloProto that carries
+  // `buffer_assignment` when one is given, as XLA's after-optimizations dumps do.
+  absl::Status DumpModule(const Module& module, std::string_view stage,
+                          const xla::BufferAssignmentProto* buffer_assignment = nullptr);
   // Whether a per-pass dump is wanted for this pipeline and pass pair.
   bool WantsPassDump(std::string_view pipeline, std::string_view after_pass,
                      std::string_view before_pass, bool changed) const;
   // `<prefix>.NNNN.<pipeline>.after_<a>.before_<b>.txt`; the step counter advances per dump.
   absl::Status DumpPassStep(const Module& module, std::string_view pipeline,
                             std::string_view after_pass, std::string_view before_pass);
+  // `<prefix>.snapshot.<execution>.pb`: an HloSnapshot of `module` (the module that ran) with
+  // the execution's arguments and result. Written whenever dumps are enabled; callers ask
+  // options().snapshots first.
+  absl::Status DumpSnapshot(const Module& module, const SnapshotData& data, int64_t execution);
   // `<prefix>.<suffix>` holding `contents` (e.g. ".cpu_after_optimizations-buffer-assignment.txt").
   absl::Status DumpFile(std::string_view suffix, std::string_view contents);
 

@@ -4,12 +4,14 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_join.h"
 #include "core/analysis/verifier.h"
 #include "core/passes/algebraic_simplifier.h"
 #include "core/passes/batchnorm_expander.h"
 #include "core/passes/buffer_assignment.h"
+#include "core/passes/buffer_assignment_proto.h"
 #include "core/passes/call_inliner.h"
 #include "core/passes/comparison_expander.h"
 #include "core/passes/conditional_simplifier.h"
@@ -262,6 +264,7 @@ absl::StatusOr<CompileResult> CompileModule(Module* module, const CompileOptions
       std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
   if (!ran.ok()) return ran.status();
 
+  std::optional<xla::BufferAssignmentProto> buffer_proto;
   if (assign) {
     if (!module->config().is_scheduled) {
       HloMemoryScheduler scheduler;
@@ -275,6 +278,9 @@ absl::StatusOr<CompileResult> CompileModule(Module* module, const CompileOptions
                           StrCat("buffer assignment: ", buffers.status().message()));
     }
     result.buffer_assignment_text = buffers->ToString();
+    if (dumper.enabled() && dumper.options().as_proto) {
+      buffer_proto = BufferAssignmentToProto(*buffers);
+    }
     result.memory_usage_report = buffers->MemoryUsageReport();
     result.total_allocation_bytes = buffers->total_allocation_bytes();
   }
@@ -282,7 +288,11 @@ absl::StatusOr<CompileResult> CompileModule(Module* module, const CompileOptions
   const std::string stage = options.passes.empty()
                                 ? StrCat(options.platform, "_after_optimizations")
                                 : std::string("after_optimizations");
-  if (absl::Status st = dumper.DumpModule(*module, stage); !st.ok()) return st;
+  if (absl::Status st =
+          dumper.DumpModule(*module, stage, buffer_proto ? &*buffer_proto : nullptr);
+      !st.ok()) {
+    return st;
+  }
   if (assign && dumper.enabled()) {
     if (absl::Status st = dumper.DumpFile(StrCat(".", stage, "-buffer-assignment.txt"),
                                           result.buffer_assignment_text);

@@ -5,13 +5,17 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
 
 #include "core/analysis/verifier.h"
+#include "core/passes/buffer_assignment_proto.h"
 #include "core/passes/copy_insertion.h"
 #include "core/passes/hlo_memory_scheduler.h"
+#include "core/passes/pipelines.h"
+#include "core/proto/open_file.h"
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
 #include "gtest/gtest.h"
@@ -320,6 +324,131 @@ TEST(BufferAssignment, TextFormKeyLines) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "\n" << text;
   }
 }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(BufferAssignment, ProtoCarriesEveryAllocationValueAndAlias) {
+  std::unique_ptr<Module> m = ParseOrDie(kTextModule);
+  ASSERT_TRUE(m);
+  BufferAssignment ba = Assign(*m);
+  xla::BufferAssignmentProto proto = BufferAssignmentToProto(ba);
+  ASSERT_EQ(proto.buffer_allocations_size(), static_cast<int>(ba.allocations().size()));
+  int64_t total = 0;
+  for (int i = 0; i < proto.buffer_allocations_size(); ++i) {
+    const xla::BufferAllocationProto& ap = proto.buffer_allocations(i);
+    const BufferAllocation& a = ba.allocations()[i];
+    EXPECT_EQ(ap.index(), a.index);
+    EXPECT_EQ(ap.size(), a.size);
+    EXPECT_EQ(ap.is_entry_computation_parameter(), a.kind == AllocationKind::kParameter);
+    EXPECT_EQ(ap.maybe_live_out(), a.maybe_live_out);
+    ASSERT_EQ(ap.assigned_size(), static_cast<int>(a.assigned.size()));
+    total += ap.size();
+  }
+  EXPECT_EQ(total, ba.total_allocation_bytes());
+  // Parameter 1's element {0} is its own allocation, and says so.
+  bool found_param_element = false;
+  for (const xla::BufferAllocationProto& ap : proto.buffer_allocations()) {
+    if (ap.is_entry_computation_parameter() && ap.parameter_number() == 1 &&
+        ap.parameter_shape_index_size() == 1 && ap.parameter_shape_index(0) == 0) {
+      found_param_element = true;
+      EXPECT_EQ(ap.size(), 16);
+      ASSERT_EQ(ap.assigned_size(), 1);
+      EXPECT_EQ(ap.assigned(0).element_type(), xla::F32);
+    }
+  }
+  EXPECT_TRUE(found_param_element);
+  // Every assigned id names a logical buffer defined at a named instruction.
+  std::map<int64_t, const xla::LogicalBufferProto*> by_id;
+  for (const xla::LogicalBufferProto& lb : proto.logical_buffers()) by_id[lb.id()] = &lb;
+  for (const xla::BufferAllocationProto& ap : proto.buffer_allocations()) {
+    for (const auto& as : ap.assigned()) {
+      ASSERT_TRUE(by_id.count(as.logical_buffer_id())) << as.logical_buffer_id();
+      EXPECT_EQ(by_id[as.logical_buffer_id()]->size(), as.size());
+    }
+  }
+  // The value p1{0} also appears at get-tuple-element g: an alias.
+  bool g_alias = false;
+  for (const auto& alias : proto.buffer_aliases()) {
+    const xla::LogicalBufferProto* src = by_id[alias.source_buffer_id()];
+    ASSERT_NE(src, nullptr);
+    if (alias.location().instruction_name() == "g") {
+      g_alias = true;
+      EXPECT_EQ(src->defined_at().instruction_name(), "p1");
+      ASSERT_EQ(src->defined_at().shape_index_size(), 1);
+      EXPECT_EQ(src->defined_at().shape_index(0), 0);
+    }
+  }
+  EXPECT_TRUE(g_alias);
+  // The temp heap's trace allocates each of its buffers once and frees it once, in order.
+  ASSERT_EQ(proto.heap_simulator_traces_size(), 1);
+  const xla::HeapSimulatorTrace& trace = proto.heap_simulator_traces(0);
+  EXPECT_EQ(ba.allocations()[trace.buffer_allocation_index()].kind, AllocationKind::kTemp);
+  std::map<int64_t, int> state;
+  int allocs = 0;
+  for (const auto& ev : trace.events()) {
+    if (ev.kind() == xla::HeapSimulatorTrace::Event::ALLOC) {
+      EXPECT_EQ(state[ev.buffer_id()]++, 0) << ev.buffer_id();
+      ++allocs;
+    } else if (ev.kind() == xla::HeapSimulatorTrace::Event::FREE) {
+      EXPECT_EQ(state[ev.buffer_id()]++, 1) << ev.buffer_id();
+    }
+    EXPECT_FALSE(ev.instruction_name().empty());
+  }
+  EXPECT_GT(allocs, 0);
+  for (const auto& [id, n] : state) EXPECT_EQ(n, 2) << id;
+}
+
+TEST(BufferAssignment, AfterOptimizationsProtoDumpCarriesTheAssignment) {
+  std::unique_ptr<Module> m = ParseOrDie(R"(
+HloModule jit_g
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+ENTRY e {
+  p0 = f32[64] parameter(0)
+  a = f32[64] exponential(p0)
+  s = f32[] constant(0)
+  r = f32[] reduce(a, s), dimensions={0}, to_apply=add
+  b = f32[64] broadcast(r), dimensions={}
+  ROOT d = f32[64] divide(a, b)
+})");
+  ASSERT_TRUE(m);
+  const fs::path dir = fs::temp_directory_path() / "hlowb_ba_proto_dump_test";
+  fs::remove_all(dir);
+  CompileOptions options;
+  options.dump_options.dump_to = dir.string();
+  options.dump_options.as_proto = true;
+  absl::StatusOr<CompileResult> r = CompileModule(m.get(), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const fs::path after = dir / "module_0000.jit_g.cpu_after_optimizations.hlo.pb";
+  const fs::path before = dir / "module_0000.jit_g.before_optimizations.hlo.pb";
+  ASSERT_TRUE(fs::exists(after));
+  absl::StatusOr<OpenedHloFile> opened = OpenHloFile(after.string());
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_NE(opened->buffer_assignment, nullptr);
+  int64_t total = 0;
+  for (const auto& ap : opened->buffer_assignment->buffer_allocations()) total += ap.size();
+  EXPECT_EQ(total, r->total_allocation_bytes);
+  EXPECT_GT(opened->buffer_assignment->logical_buffers_size(), 0);
+  // Every logical buffer is defined at an instruction of the dumped module.
+  for (const auto& lb : opened->buffer_assignment->logical_buffers()) {
+    bool found = false;
+    ASSERT_EQ(opened->modules.size(), 1u);
+    for (const auto& c : opened->modules[0].module->computations()) {
+      found |= c->FindInstruction(lb.defined_at().instruction_name()) != nullptr;
+    }
+    EXPECT_TRUE(found) << lb.defined_at().instruction_name();
+  }
+  // The state before the passes has no assignment to carry.
+  absl::StatusOr<OpenedHloFile> first = OpenHloFile(before.string());
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->buffer_assignment, nullptr);
+  fs::remove_all(dir);
+}
+
+#pragma GCC diagnostic pop
 
 TEST(BufferAssignment, AllocationLinesAddUpToTheTotal) {
   std::unique_ptr<Module> m = ParseOrDie(kTextModule);

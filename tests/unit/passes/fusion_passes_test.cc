@@ -146,6 +146,7 @@ ENTRY e {
 )");
 }
 
+// The scalar init value joins the fusion once its user is one, as in XLA's GPU dumps.
 TEST(InstructionFusionTest, GpuFusesReductionAsInputFusion) {
   InstructionFusion pass("gpu");
   ExpectRewrite(pass, kRowReduction, R"(
@@ -158,16 +159,15 @@ sum {
 }
 
 fused_computation {
-  param_0 = f32[] parameter(0)
-  param_1 = f32[4,8]{1,0} parameter(1)
+  param_1 = f32[4,8]{1,0} parameter(0)
+  zero = f32[] constant(0)
   multiply = f32[4,8]{1,0} multiply(param_1, param_1)
-  ROOT reduce = f32[4]{0} reduce(multiply, param_0), dimensions={1}, to_apply=sum
+  ROOT reduce = f32[4]{0} reduce(multiply, zero), dimensions={1}, to_apply=sum
 }
 
 ENTRY e {
   p0 = f32[4,8]{1,0} parameter(0)
-  zero = f32[] constant(0)
-  ROOT fusion = f32[4]{0} fusion(zero, p0), kind=kInput, calls=fused_computation
+  ROOT fusion = f32[4]{0} fusion(p0), kind=kInput, calls=fused_computation
 }
 )");
 }
@@ -429,6 +429,81 @@ ENTRY e {
   ROOT t = (f32[8]{0}, f32[8]{0}) tuple(fusion, fusion.1)
 }
 )");
+}
+
+// The gpu pass prices each fusion with the device model: recomputing a producer's work for
+// every element of a large broadcast pays only while the arithmetic stays under the memory
+// traffic it saves.
+std::string BroadcastOfExponentialChain(int exponentials) {
+  std::string body = "  p = f32[64]{0} parameter(0)\n";
+  std::string last = "p";
+  for (int i = 0; i < exponentials; ++i) {
+    std::string name = StrCat("e", i);
+    StrAppend(&body, "  ", name, " = f32[64]{0} exponential(", last, ")\n");
+    last = name;
+  }
+  body = StrCat(body, "  ROOT r = f32[64]{0} negate(", last, ")\n");
+  return StrCat(R"(
+HloModule m
+
+chain {
+)", body, R"(}
+
+ENTRY e {
+  p0 = f32[64]{0} parameter(0)
+  f = f32[64]{0} fusion(p0), kind=kLoop, calls=chain
+  ROOT b = f32[64,65536]{1,0} broadcast(f), dimensions={0}
+}
+)");
+}
+
+TEST(InstructionFusionTest, GpuCostModelKeepsHeavyProducerOutOfALargeBroadcast) {
+  InstructionFusion pass("gpu");
+  // Twelve exponentials per element, repeated for 65536 copies each: ~12 us of special-function
+  // work against the ~5 us the broadcast's 16 MiB write takes. Left apart.
+  ExpectNoChange(pass, BroadcastOfExponentialChain(12));
+}
+
+TEST(InstructionFusionTest, GpuCostModelFusesCheapProducerIntoALargeBroadcast) {
+  InstructionFusion pass("gpu");
+  // One exponential per element stays under the memory time: fusing saves a launch.
+  bool changed = false;
+  std::unique_ptr<Module> m = testing::RunPass(pass, BroadcastOfExponentialChain(1), &changed);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(changed);
+  const Instruction* root = m->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kFusion);
+  EXPECT_EQ(root->operand(0)->opcode(), Opcode::kParameter);
+  const Computation* fused = root->called_computations()[0];
+  bool has_broadcast = false, has_exponential = false;
+  for (const Instruction* i : fused->instructions()) {
+    has_broadcast |= i->opcode() == Opcode::kBroadcast;
+    has_exponential |= i->opcode() == Opcode::kExp;
+  }
+  EXPECT_TRUE(has_broadcast);
+  EXPECT_TRUE(has_exponential);
+}
+
+TEST(InstructionFusionTest, GpuRepricesTheFusionsItMakes) {
+  // Each fusion re-prices the new fusion and its operands: the chain ends as one kernel only
+  // if the producers whose user became a fusion are queued again.
+  InstructionFusion pass("gpu");
+  bool changed = false;
+  std::unique_ptr<Module> m = testing::RunPass(pass, R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[1024,1024]{1,0} parameter(0)
+  p1 = f32[1024,1024]{1,0} parameter(1)
+  b = f32[1024,1024]{1,0} add(p0, p1)
+  a = f32[1024,1024]{1,0} multiply(b, p1)
+  ROOT big = f32[1024,1024]{1,0} subtract(a, p0)
+}
+)", &changed);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(CountKernels(*m), 1);
+  EXPECT_EQ(m->entry()->root()->opcode(), Opcode::kFusion);
 }
 
 TEST(InstructionFusionTest, FusesInsideWhileBodyButNotReducers) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/analysis/verifier.h"
+#include "core/proto/open_file.h"
 #include "core/text/parser.h"
 #include "gtest/gtest.h"
 
@@ -168,6 +169,53 @@ TEST(OptCli, OwnDumpsReadLikeXlasAndBisectCleanly) {
                             "--xla_cpu_enable_kernel_cache=false");
   EXPECT_EQ(bisect_cpu.code, 0) << bisect_cpu.out;
   EXPECT_NE(bisect_cpu.out.find("no state diverged"), std::string::npos) << bisect_cpu.out;
+  fs::remove_all(dir);
+}
+
+// --xla_dump_hlo_snapshots on a replay: each iteration leaves an HloSnapshot of the module that
+// ran (the cpu platform's optimised module) with its arguments and result, named as XLA's CPU
+// client names them; the dump index recognises them and replaying one reproduces its result.
+TEST(OptCli, ReplayDumpsSnapshotsThatReplayAgain) {
+  fs::path dir = TempDir("snapshots");
+  Result r = Hlowb("replay " + Sample() +
+                   " --platform=cpu --xla_cpu_enable_kernel_cache=false --iterations=2"
+                   " --xla_dump_to=" + dir.string() +
+                   " --xla_dump_hlo_snapshots --xla_dump_hlo_as_proto");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const fs::path first = dir / "module_0000.jit_mlp_loss.snapshot.0.pb";
+  const fs::path second = dir / "module_0000.jit_mlp_loss.snapshot.1.pb";
+  ASSERT_TRUE(fs::exists(first)) << r.out;
+  ASSERT_TRUE(fs::exists(second)) << r.out;
+  EXPECT_NE(r.out.find("snapshot: " + first.string()), std::string::npos) << r.out;
+  // The compile's proto dump carries its buffer assignment.
+  absl::StatusOr<OpenedHloFile> optimized =
+      OpenHloFile((dir / "module_0000.jit_mlp_loss.cpu_after_optimizations.hlo.pb").string());
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_NE(optimized->buffer_assignment, nullptr);
+
+  absl::StatusOr<OpenedHloFile> snap = OpenHloFile(first.string());
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  ASSERT_TRUE(snap->is_snapshot);
+  ASSERT_EQ(snap->modules.size(), 1u);
+  const Module& ran = *snap->modules[0].module;
+  EXPECT_EQ(snap->execution_platform, "Host");
+  EXPECT_EQ(static_cast<int64_t>(snap->arguments.size()), ran.entry()->parameter_count());
+  ASSERT_TRUE(snap->result.has_value());
+  // It is the module the cpu platform ran: after its passes (fused, scheduled).
+  EXPECT_TRUE(ran.config().is_scheduled);
+  bool fused = false;
+  for (const Instruction* i : ran.entry()->instructions()) fused |= i->opcode() == Opcode::kFusion;
+  EXPECT_TRUE(fused);
+
+  Result index = Hlowb("index " + dir.string());
+  ASSERT_EQ(index.code, 0) << index.out;
+  EXPECT_NE(index.out.find(" 0 unrecognised"), std::string::npos) << index.out;
+
+  // Replaying the snapshot on the interpreter compares with the result the cpu run recorded.
+  Result again = Hlowb("replay " + first.string());
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("arguments from snapshot"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("comparison with snapshot result: "), std::string::npos) << again.out;
   fs::remove_all(dir);
 }
 
