@@ -227,20 +227,33 @@ ComputationEditor::ComputationEditor(Computation* computation, NameUniquer* name
 
 void ComputationEditor::RebuildUsers() {
   users_.clear();
-  for (Instruction* i : computation_->instructions()) {
-    for (Instruction* op : i->operands()) AddUse(op, i);
-  }
-  for (Instruction* i : added_) {
-    for (Instruction* op : i->operands()) AddUse(op, i);
-  }
+  users_stale_ = true;
+}
+
+void ComputationEditor::BuildUsers() const {
+  users_.clear();
+  users_.reserve(computation_->instructions().size() + added_.size());
+  // Each user's operands are visited together, so a user already listed for an operand is
+  // that list's last entry: no search through operands with thousands of users.
+  auto add = [this](Instruction* user) {
+    for (Instruction* op : user->operands()) {
+      std::vector<Instruction*>& u = users_[op];
+      if (u.empty() || u.back() != user) u.push_back(user);
+    }
+  };
+  for (Instruction* i : computation_->instructions()) add(i);
+  for (Instruction* i : added_) add(i);
+  users_stale_ = false;
 }
 
 void ComputationEditor::AddUse(Instruction* operand, Instruction* user) {
+  if (users_stale_) return;  // the next query rebuilds from the operands
   std::vector<Instruction*>& u = users_[operand];
   if (std::find(u.begin(), u.end(), user) == u.end()) u.push_back(user);
 }
 
 void ComputationEditor::RemoveUse(Instruction* operand, Instruction* user) {
+  if (users_stale_) return;
   auto it = users_.find(operand);
   if (it == users_.end()) return;
   // Only drop the user when it no longer refers to operand at all.
@@ -252,6 +265,7 @@ void ComputationEditor::RemoveUse(Instruction* operand, Instruction* user) {
 }
 
 const std::vector<Instruction*>& ComputationEditor::users(const Instruction* instr) const {
+  if (users_stale_) BuildUsers();
   auto it = users_.find(instr);
   return it == users_.end() ? EmptyUsers() : it->second;
 }

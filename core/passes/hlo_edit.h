@@ -102,6 +102,8 @@ class ComputationEditor {
   int64_t ReplaceUsesExcept(Instruction* old, Instruction* replacement,
                             const Instruction* except);
   void SetRoot(Instruction* root);
+  // Forgets the user lists; they are rebuilt from the instructions on the next query (passes
+  // that never ask for users pay nothing).
   void RebuildUsers();
 
   // Drops instructions nothing reaches (when remove_dead), keeping parameters and side effects,
@@ -112,11 +114,13 @@ class ComputationEditor {
  private:
   void AddUse(Instruction* operand, Instruction* user);
   void RemoveUse(Instruction* operand, Instruction* user);
+  void BuildUsers() const;
 
   Computation* computation_;
   NameUniquer* names_;
   std::vector<Instruction*> added_;
-  absl::flat_hash_map<const Instruction*, std::vector<Instruction*>> users_;
+  mutable absl::flat_hash_map<const Instruction*, std::vector<Instruction*>> users_;
+  mutable bool users_stale_ = true;
 };
 
 // Removes computations that neither the entry nor anything it calls (transitively) reaches,

@@ -591,11 +591,23 @@ int64_t FusedSize(const Instruction& instr) {
   return 1;
 }
 
+// Whether the cpu fusion pass ever takes `instr` into a loop fusion as a producer. Values it
+// never takes in (dots, convolutions, custom calls, control flow, existing fusions, ...) end a
+// producer's cone: a fused computation reads them as parameters.
+bool OpaqueToCpuFusion(const Instruction& instr) {
+  if (instr.opcode() == Opcode::kFusion) return true;
+  if (!IsArrayValue(instr)) return true;
+  if (IsFusibleElementwise(instr) || IsLoopFusibleShapeOp(instr.opcode())) return false;
+  if (instr.opcode() == Opcode::kReduce || IsScalarConstant(instr)) return false;
+  return true;
+}
+
 // Whether a producer with other users may be copied into a consumer: only when it is cheap and
-// its own inputs are leaves (parameters, constants, scalar broadcasts, tuple elements). Copying
-// anything deeper copies its whole cone of producers into every user, which on wide graphs
-// multiplies the module's size instead of saving memory traffic.
-bool CheapToDuplicate(const Instruction& producer) {
+// its own inputs are leaves (parameters, constants, scalar broadcasts, tuple elements; for the
+// cpu pass also values it never fuses, such as a dot's result). Copying anything deeper copies
+// its whole cone of producers into every user, which on wide graphs multiplies the module's
+// size instead of saving memory traffic.
+bool CheapToDuplicate(const Instruction& producer, bool cpu) {
   switch (producer.opcode()) {
     case Opcode::kBroadcast:
     case Opcode::kIota:
@@ -616,7 +628,8 @@ bool CheapToDuplicate(const Instruction& producer) {
         if (!op->operand(0)->shape().IsScalar()) return false;
         break;
       default:
-        return false;
+        if (!cpu || !OpaqueToCpuFusion(*op)) return false;
+        break;
     }
   }
   return true;
@@ -715,7 +728,7 @@ class FusionRun {
           for (const Instruction* u : users) others |= u != consumer;
           if (others) {
             if (IsExpensive(*producer) || producer == comp->root() ||
-                !CheapToDuplicate(*producer)) {
+                !CheapToDuplicate(*producer, /*cpu=*/true)) {
               continue;
             }
             // Duplicate only what every user can take in.
@@ -795,7 +808,7 @@ class FusionRun {
     if (!Usable(producer) || producer == comp->root()) return false;
     *users = fusion::LiveUsers(*editor_, producer, gone_);
     if (users->empty()) return false;
-    if (users->size() > 1 && (IsExpensive(*producer) || !CheapToDuplicate(*producer))) {
+    if (users->size() > 1 && (IsExpensive(*producer) || !CheapToDuplicate(*producer, /*cpu=*/false))) {
       return false;
     }
     kinds->clear();
