@@ -254,6 +254,55 @@ ENTRY e {
 )");
 }
 
+TEST(InstructionFusionTest, CpuCopiesACheapScalingOfADotIntoEveryUser) {
+  // Attention's scaled scores: the scaling reads a dot, which no loop fusion takes in, so a
+  // copy of it in each user adds one multiply per element and saves a kernel and a round trip.
+  constexpr char kHlo[] = R"(
+HloModule m
+
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] maximum(x, y)
+}
+
+ENTRY e {
+  a = f32[8,8]{1,0} parameter(0)
+  b = f32[8,8]{1,0} parameter(1)
+  d = f32[8,8]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[] constant(0.125)
+  bc = f32[8,8]{1,0} broadcast(c), dimensions={}
+  s = f32[8,8]{1,0} multiply(d, bc)
+  init = f32[] constant(-inf)
+  m = f32[8]{0} reduce(s, init), dimensions={1}, to_apply=max
+  mb = f32[8,8]{1,0} broadcast(m), dimensions={0}
+  ROOT sub = f32[8,8]{1,0} subtract(s, mb)
+}
+)";
+  InstructionFusion pass("cpu");
+  bool changed = false;
+  std::unique_ptr<Module> m = testing::RunPass(pass, kHlo, &changed);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(changed);
+  // The dot, the reduction's fusion and the subtraction's fusion; no kernel for the scaling.
+  EXPECT_EQ(CountKernels(*m), 3) << Normalize(*m);
+  int fusions_with_multiply = 0;
+  for (const Instruction* i : m->entry()->instructions()) {
+    EXPECT_NE(i->opcode(), Opcode::kMultiply) << Normalize(*m);
+    if (i->opcode() != Opcode::kFusion) continue;
+    for (const Instruction* f : i->called_computations()[0]->instructions()) {
+      if (f->opcode() == Opcode::kMultiply) {
+        ++fusions_with_multiply;
+        break;
+      }
+    }
+  }
+  EXPECT_EQ(fusions_with_multiply, 2) << Normalize(*m);
+  std::unique_ptr<Module> before = ParseOrDie(kHlo);
+  ASSERT_TRUE(before);
+  EXPECT_TRUE(ExpectSameResults(*before, *m));
+}
+
 TEST(InstructionFusionTest, DoesNotDuplicateExpensiveProducer) {
   InstructionFusion cpu("cpu");
   InstructionFusion gpu("gpu");
