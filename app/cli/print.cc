@@ -1,8 +1,12 @@
-// `hlowb print FILE [--format=long|short] [-o OUT] [--split-input-file]`
+// `hlowb print FILE [--format=auto|long|dump|short] [-o OUT] [--split-input-file]`
+// By default (auto) HLO text comes back in the style it was written in (long or short form,
+// with or without operand shapes), so a file XLA wrote re-prints as XLA wrote it; protos print
+// in the long form. `dump` is the style of XLA's dumps today (no operand shapes).
 #include <iostream>
 
 #include "core/support/strings.h"
 #include "app/cli/cli.h"
+#include "core/proto/open_file.h"
 #include "core/support/file_util.h"
 #include "core/text/printer.h"
 
@@ -14,23 +18,31 @@ int RunPrint(const std::vector<std::string>& argv) {
   if (!ParseArgs(argv, {"split-input-file"}, {"format", "o"}, &args, &error) ||
       args.positional.size() != 1) {
     std::cerr << "hlowb print: " << (error.empty() ? "expected exactly one FILE" : error)
-              << "\nusage: hlowb print FILE [--format=long|short] [-o OUT] [--split-input-file]\n";
+              << "\nusage: hlowb print FILE [--format=auto|long|dump|short] [-o OUT]"
+                 " [--split-input-file]\n";
     return kUsageError;
   }
-  std::string format = args.Get("format", "long");
+  const std::string format = args.Get("format", "auto");
   PrintOptions options;
   if (format == "long") {
     options = PrintOptions::Long();
   } else if (format == "short") {
     options = PrintOptions::Short();
-  } else {
-    std::cerr << "hlowb print: --format must be long or short, not '" << format << "'\n";
+  } else if (format == "dump") {
+    options = PrintOptions::Dump();
+  } else if (format != "auto") {
+    std::cerr << "hlowb print: --format must be auto, long, dump or short, not '" << format
+              << "'\n";
     return kUsageError;
   }
   std::string text;
   std::vector<LoadedModule> modules;
   if (!LoadModules(args.positional[0], args.Has("split-input-file"), &text, &modules)) {
     return kInputError;
+  }
+  if (format == "auto" &&
+      (args.positional[0] == "-" || LooksLikeHloText(args.positional[0], text))) {
+    options = DetectPrintOptions(text);
   }
   std::string out;
   for (size_t i = 0; i < modules.size(); ++i) {

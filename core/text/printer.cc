@@ -424,8 +424,11 @@ class InstructionPrinter {
         const Instruction* op = instr.operand(i);
         if (long_form) {
           if (i > 0 && i % 5 == 0) StrAppend(out_, "/*index=", i, "*/");
-          AppendShape(op->shape(), true, out_);
-          out_->append(" %");
+          if (o_.print_operand_shape) {
+            AppendShape(op->shape(), true, out_);
+            out_->push_back(' ');
+          }
+          out_->push_back('%');
         } else if (NeedsSigil(op->name())) {
           out_->push_back('%');
         }
@@ -933,18 +936,19 @@ void AppendModule(const Module& module, const PrintOptions& options, std::string
   }
   if (c.alias_passthrough_params) out->append(", alias_passthrough_params=true");
   if (c.entry_computation_layout) {
-    std::vector<std::string> p;
-    for (const Shape& s : c.entry_computation_layout->parameters) p.push_back(PrintShape(s));
-    StrAppend(out, ", entry_computation_layout={(", absl::StrJoin(p, ", "), ")->",
-                    PrintShape(c.entry_computation_layout->result), "}");
-  }
-  auto bools = [&](std::string_view name, const std::vector<bool>& v) {
-    if (v.size() == 1 && !v[0]) return;
-    if (v.size() == 1) {
-      StrAppend(out, ", ", name, "=true");
-    } else {
-      StrAppend(out, ", ", name, "=", BoolList(v));
+    out->append(", entry_computation_layout={(");
+    const std::vector<Shape>& params = c.entry_computation_layout->parameters;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (i) out->append(", ");
+      if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", i, "*/");
+      AppendShape(params[i], true, out);
     }
+    StrAppend(out, ")->", PrintShape(c.entry_computation_layout->result), "}");
+  }
+  // Always a brace list, as XLA prints them ("{true}" for one entry too).
+  auto bools = [&](std::string_view name, const std::vector<bool>& v) {
+    if (v.empty() || (v.size() == 1 && !v[0])) return;
+    StrAppend(out, ", ", name, "=", BoolList(v));
   };
   bools("allow_spmd_sharding_propagation_to_parameters",
         c.allow_spmd_sharding_propagation_to_parameters);
@@ -961,27 +965,29 @@ void AppendModule(const Module& module, const PrintOptions& options, std::string
   out->push_back('\n');
   const StackFrameIndex& sf = module.stack_frames();
   if (!sf.empty()) {
+    // Each table ends with a blank line, as XLA prints them.
     out->append("\nFileNames\n");
     for (size_t i = 0; i < sf.file_names.size(); ++i) {
       StrAppend(out, i + 1, " ", QuoteString(sf.file_names[i]), "\n");
     }
-    out->append("FunctionNames\n");
+    out->append("\nFunctionNames\n");
     for (size_t i = 0; i < sf.function_names.size(); ++i) {
       StrAppend(out, i + 1, " ", QuoteString(sf.function_names[i]), "\n");
     }
-    out->append("FileLocations\n");
+    out->append("\nFileLocations\n");
     for (size_t i = 0; i < sf.file_locations.size(); ++i) {
       const FileLocation& l = sf.file_locations[i];
       StrAppend(out, i + 1, " {file_name_id=", l.file_name_id, " function_name_id=",
                       l.function_name_id, " line=", l.line, " end_line=", l.end_line,
                       " column=", l.column, " end_column=", l.end_column, "}\n");
     }
-    out->append("StackFrames\n");
+    out->append("\nStackFrames\n");
     for (size_t i = 0; i < sf.stack_frames.size(); ++i) {
       const StackFrame& f = sf.stack_frames[i];
       StrAppend(out, i + 1, " {file_location_id=", f.file_location_id,
                       " parent_frame_id=", f.parent_frame_id + 1, "}\n");
     }
+    out->push_back('\n');
   }
   out->push_back('\n');
   for (const auto& comp : module.computations()) {
@@ -995,6 +1001,87 @@ std::string PrintModule(const Module& module, const PrintOptions& options) {
   s.reserve(static_cast<size_t>(module.instruction_count()) * 96 + 256);
   AppendModule(module, options, &s);
   return s;
+}
+
+namespace {
+
+bool IsNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '.' || c == '-';
+}
+
+// For an instruction line ("  [ROOT ]name = shape opcode(operands)..."): 1 when its first
+// operand carries a shape, 0 when it is a bare name, -1 when the line does not tell (no
+// operands, a constant or parameter, or not an instruction).
+int OperandShapeEvidence(std::string_view line) {
+  size_t eq = line.find(" = ");
+  if (eq == std::string_view::npos) return -1;
+  size_t i = eq + 3;
+  // Skip the result shape: a tuple's balanced parentheses, else up to the space.
+  if (i < line.size() && line[i] == '(') {
+    int depth = 0;
+    for (; i < line.size(); ++i) {
+      if (line[i] == '(') ++depth;
+      if (line[i] == ')' && --depth == 0) {
+        ++i;
+        break;
+      }
+    }
+  } else {
+    while (i < line.size() && line[i] != ' ') ++i;
+  }
+  while (i < line.size() && line[i] == ' ') ++i;
+  size_t open = i;
+  while (open < line.size() && (IsNameChar(line[open]))) ++open;
+  if (open >= line.size() || line[open] != '(') return -1;
+  std::string_view opcode = line.substr(i, open - i);
+  if (opcode == "constant" || opcode == "parameter") return -1;
+  size_t k = open + 1;
+  if (k < line.size() && line[k] == ')') return -1;
+  if (line.substr(k, 2) == "/*") return -1;
+  if (k < line.size() && line[k] == '(') return 1;  // a tuple-shaped operand
+  if (k < line.size() && line[k] == '%') return 0;
+  size_t end = k;
+  while (end < line.size() && IsNameChar(line[end])) ++end;
+  if (end < line.size() && line[end] == '[') return 1;  // "f32[4]{0} %a"
+  return 0;
+}
+
+}  // namespace
+
+PrintOptions DetectPrintOptions(std::string_view text) {
+  PrintOptions options = PrintOptions::Long();
+  bool form_known = false;
+  bool shapes_known = false;
+  size_t pos = 0;
+  while (pos < text.size() && !(form_known && shapes_known)) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty()) continue;
+    if (line[0] != ' ' && !form_known && line.back() == '{' && line.rfind("HloModule", 0) != 0) {
+      // A computation header: "[ENTRY ]%name (p: f32[]) -> f32[] {" or "[ENTRY ]name {".
+      std::string_view h = line;
+      if (h.rfind("ENTRY ", 0) == 0) h.remove_prefix(6);
+      const bool long_form = (!h.empty() && h[0] == '%') || h.find(" -> ") != std::string_view::npos;
+      options.form = long_form ? PrintOptions::Form::kLong : PrintOptions::Form::kShort;
+      if (!long_form) {
+        options.print_operand_shape = false;
+        shapes_known = true;
+      }
+      form_known = true;
+      continue;
+    }
+    if (line.rfind("  ", 0) == 0 && form_known && !shapes_known) {
+      const int evidence = OperandShapeEvidence(line);
+      if (evidence >= 0) {
+        options.print_operand_shape = evidence == 1;
+        shapes_known = true;
+      }
+    }
+  }
+  return options;
 }
 
 }  // namespace hlowb

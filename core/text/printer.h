@@ -6,6 +6,7 @@
 #define HLOWB_CORE_TEXT_PRINTER_H_
 
 #include <string>
+#include <string_view>
 
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
@@ -21,14 +22,31 @@ struct PrintOptions {
   // Off for structural signatures: called computations and control predecessors are printed
   // by name, which a rename would change.
   bool print_references = true;
+  // Long form: each operand's shape before its name ("add(f32[4]{0} %a, ...)"), as XLA printed
+  // by default until its dumps dropped them; off gives "add(%a, ...)". Short form never prints
+  // operand shapes.
+  bool print_operand_shape = true;
 
   static PrintOptions Long() { return PrintOptions(); }
   static PrintOptions Short() {
     PrintOptions o;
     o.form = Form::kShort;
+    o.print_operand_shape = false;
+    return o;
+  }
+  // What XLA writes in its dumps today: the long form without operand shapes.
+  static PrintOptions Dump() {
+    PrintOptions o;
+    o.print_operand_shape = false;
     return o;
   }
 };
+
+// The print options a module's text was written with, read off the text itself: the long or
+// the short form (`%` names and computation signatures), and whether operands carry their
+// shapes. Printing the parsed module with them gives back what XLA wrote. Text without a
+// computation gives Long().
+PrintOptions DetectPrintOptions(std::string_view text);
 
 std::string PrintModule(const Module& module, const PrintOptions& options = {});
 void AppendModule(const Module& module, const PrintOptions& options, std::string* out);

@@ -67,8 +67,11 @@ std::string RoundTrip(const std::string& label, std::string_view part, std::stri
     for (const auto& d : diags) s += "\n  " + d.ToString();
     return s;
   }
-  for (PrintOptions print_options : {PrintOptions::Long(), PrintOptions::Short()}) {
-    std::string form = print_options.form == PrintOptions::Form::kLong ? "long" : "short";
+  for (PrintOptions print_options :
+       {PrintOptions::Long(), PrintOptions::Dump(), PrintOptions::Short()}) {
+    std::string form = print_options.form == PrintOptions::Form::kShort ? "short"
+                       : print_options.print_operand_shape ? "long"
+                                                           : "dump";
     std::string printed = PrintModule(m, print_options);
     auto reparsed = ParseModule(printed);
     if (!reparsed.ok()) {

@@ -1,0 +1,198 @@
+// Printing in the style a file was written in: DetectPrintOptions reads the form and the
+// operand-shape choice off the text, the printer writes XLA's current dump style (no operand
+// shapes, index annotations, stack-frame tables each followed by a blank line), and HLO states
+// that the pinned jax writes come back byte for byte.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/dump/dump_names.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "core/text/printer.h"
+#include "gtest/gtest.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Reprint(const std::string& text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return "";
+  return PrintModule(**m, DetectPrintOptions(text));
+}
+
+// The first line where two texts differ, for failure messages.
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  size_t line = 1, start = 0;
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) {
+      size_t ea = a.find('\n', start), eb = b.find('\n', start);
+      return "line " + std::to_string(line) + ":\n  file:    " + a.substr(start, ea - start) +
+             "\n  printed: " + b.substr(start, eb - start);
+    }
+    if (a[i] == '\n') {
+      ++line;
+      start = i + 1;
+    }
+  }
+  return a.size() == b.size() ? "" : "lengths differ at the end (" + std::to_string(a.size()) +
+                                         " vs " + std::to_string(b.size()) + " bytes)";
+}
+
+TEST(PrintStyle, DetectsFormAndOperandShapes) {
+  PrintOptions o = DetectPrintOptions(R"(HloModule m
+
+ENTRY %e (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(f32[4]{0} %p)
+}
+)");
+  EXPECT_EQ(o.form, PrintOptions::Form::kLong);
+  EXPECT_TRUE(o.print_operand_shape);
+
+  o = DetectPrintOptions(R"(HloModule m
+
+ENTRY %e (p: (f32[4], s32[])) -> f32[4] {
+  %p = (f32[4]{0}, s32[]) parameter(0)
+  %c = f32[] constant(1)
+  %g = f32[4]{0} get-tuple-element(%p), index=0
+  ROOT %n = f32[4]{0} negate(%g)
+}
+)");
+  EXPECT_EQ(o.form, PrintOptions::Form::kLong);
+  EXPECT_FALSE(o.print_operand_shape);
+
+  o = DetectPrintOptions(R"(HloModule m
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+)");
+  EXPECT_EQ(o.form, PrintOptions::Form::kShort);
+  EXPECT_FALSE(o.print_operand_shape);
+
+  // A tuple-shaped first operand still counts as an operand shape.
+  o = DetectPrintOptions(R"(HloModule m
+
+ENTRY %e (p: (f32[4], s32[])) -> f32[4] {
+  %p = (f32[4]{0}, s32[]) parameter(0)
+  ROOT %g = f32[4]{0} get-tuple-element((f32[4]{0}, s32[]) %p), index=0
+}
+)");
+  EXPECT_TRUE(o.print_operand_shape);
+}
+
+// XLA's dump style as jax 0.10 writes it: stack-frame tables each followed by a blank line,
+// operands without shapes, /*index=5*/ in operand lists and in the entry layout's parameters.
+constexpr char kDumpStyle[] = R"(HloModule jit_f, entry_computation_layout={(f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, /*index=5*/f32[3]{0})->f32[18]{0}}
+
+FileNames
+1 "/tmp/prog.py"
+
+FunctionNames
+1 "f"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=9 end_column=30}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+
+
+ENTRY %main.1 (a.1: f32[3], b.1: f32[3], c.1: f32[3], d.1: f32[3], e.1: f32[3], f.1: f32[3]) -> f32[18] {
+  %a.1 = f32[3]{0} parameter(0), metadata={op_name="a"}
+  %b.1 = f32[3]{0} parameter(1), metadata={op_name="b"}
+  %c.1 = f32[3]{0} parameter(2), metadata={op_name="c"}
+  %d.1 = f32[3]{0} parameter(3), metadata={op_name="d"}
+  %e.1 = f32[3]{0} parameter(4), metadata={op_name="e"}
+  %f.1 = f32[3]{0} parameter(5), metadata={op_name="f"}
+  ROOT %concatenate.1 = f32[18]{0} concatenate(%a.1, %b.1, %c.1, %d.1, %e.1, /*index=5*/%f.1), dimensions={0}, metadata={op_name="jit(f)/concatenate" stack_frame_id=1}
+}
+
+)";
+
+TEST(PrintStyle, DumpStyleComesBackByteForByte) {
+  const std::string text = kDumpStyle;
+  const std::string printed = Reprint(text);
+  EXPECT_EQ(printed, text) << FirstDifference(text, printed);
+  // Forced into the old long form, the operands get their shapes back.
+  auto m = ParseModule(text);
+  ASSERT_TRUE(m.ok());
+  const std::string long_form = PrintModule(**m, PrintOptions::Long());
+  EXPECT_NE(long_form.find("concatenate(f32[3]{0} %a.1, "), std::string::npos) << long_form;
+  EXPECT_NE(long_form.find(", /*index=5*/f32[3]{0} %f.1)"), std::string::npos) << long_form;
+}
+
+struct ShellResult {
+  int code = -1;
+  std::string out;
+};
+
+ShellResult Shell(const std::string& cmd) {
+  ShellResult r;
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Pass-by-pass dumps of eight JAX programs (MLP training step, attention, CNN, scan, ...)
+// written now by the pinned jax: every HLO state re-prints exactly as XLA wrote it, through
+// the parser and `hlowb print`'s default.
+TEST(PrintStyle, RealJaxDumpsRePrintByteForByte) {
+  const std::string python = std::string(HLOWB_SOURCE_DIR) + "/.venv/bin/python";
+  if (access(python.c_str(), X_OK) != 0 || Shell(python + " -c 'import jax'").code != 0) {
+    GTEST_SKIP() << "needs the pinned jax in " << HLOWB_SOURCE_DIR
+                 << "/.venv (scripts/setup creates it)";
+  }
+  const fs::path dir =
+      fs::temp_directory_path() / ("hlowb_print_style_jax_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ShellResult made = Shell("XLA_FLAGS='--xla_dump_hlo_pass_re=.*' " + python + " " + HLOWB_SOURCE_DIR +
+                   "/tests/benchmarks/jax_programs.py " + dir.string());
+  ASSERT_EQ(made.code, 0) << made.out;
+  int states = 0, identical = 0;
+  std::string first_failure;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    DumpName parsed = ParseDumpFileName(name);
+    if (!IsModuleStateKind(parsed.kind) || parsed.suffix != ".txt") continue;
+    auto text = ReadFileToString(entry.path().string());
+    ASSERT_TRUE(text.ok());
+    ++states;
+    const std::string printed = Reprint(*text);
+    if (printed == *text) {
+      ++identical;
+    } else if (first_failure.empty()) {
+      first_failure = name + ": " + FirstDifference(*text, printed);
+    }
+    // The CLI's default is the same style.
+    if (states <= 3) {
+      ShellResult cli = Shell(std::string(HLOWB_BINARY) + " print " + entry.path().string());
+      EXPECT_EQ(cli.code, 0);
+      EXPECT_EQ(cli.out, *text) << name;
+    }
+  }
+  std::printf("jax dumps: %d of %d HLO states re-print byte-identical\n", identical, states);
+  EXPECT_GE(states, 100) << "the dump looks incomplete";
+  EXPECT_EQ(identical, states) << first_failure;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hlowb
