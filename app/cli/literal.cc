@@ -15,7 +15,10 @@
 namespace hlowb::cli {
 namespace {
 
-constexpr char kUsage[] = "usage: hlowb literal FILE [--summary]\n";
+constexpr char kUsage[] =
+    "usage: hlowb literal FILE [--summary] [--literal_format=xla|compact]\n"
+    "Values print as XLA's Literal::ToString writes them (xla, the default) or on one line\n"
+    "with the layout (compact).\n";
 
 std::string Number(double v) {
   if (std::isnan(v)) return "-";
@@ -86,11 +89,18 @@ void Summarize(const std::string& name, const Literal& lit, std::ostream& os) {
 int RunLiteral(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
-  if (!ParseArgs(argv, {"summary"}, {}, &args, &error) || args.positional.size() != 1) {
+  if (!ParseArgs(argv, {"summary"}, {"literal_format"}, &args, &error) ||
+      args.positional.size() != 1) {
     std::cerr << "hlowb literal: " << (error.empty() ? "expected exactly one FILE" : error) << "\n"
               << kUsage;
     return kUsageError;
   }
+  const std::string format = args.Get("literal_format", "xla");
+  if (format != "xla" && format != "compact") {
+    std::cerr << "hlowb literal: --literal_format must be xla or compact\n" << kUsage;
+    return kUsageError;
+  }
+  const bool compact = format == "compact";
   absl::StatusOr<LiteralFile> file = OpenLiteralFile(args.positional[0]);
   if (!file.ok()) {
     std::cerr << "error: " << file.status().message() << "\n";
@@ -102,7 +112,9 @@ int RunLiteral(const std::vector<std::string>& argv) {
     if (args.Has("summary")) {
       Summarize(l.name, l.literal, std::cout);
     } else {
-      std::cout << l.name << ": " << PrintShapedLiteral(l.literal) << "\n";
+      std::cout << l.name << ": "
+                << (compact ? PrintShapedLiteral(l.literal) : PrintLiteralAsXla(l.literal))
+                << "\n";
     }
   }
   return kOk;

@@ -28,6 +28,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: hlowb replay FILE... [--platform=interpreter] [--reference_platform=P]\n"
     "         [--input_format=hlo|pb|pbtxt|snapshot] [--force_fake_data] [--print_literals]\n"
+    "         [--literal_format=xla|compact]\n"
     "         [--iterations=N] [--seed=S] [--abs_error_bound=X] [--rel_error_bound=X]\n"
     "         [--input_literals_file=F] [--output_literals_file=F]\n"
     "         [--run_test_hlo_passes=true|false] [--run_reference_hlo_passes=true|false]\n"
@@ -90,6 +91,13 @@ bool ParseBool(const std::string& v, bool* out) {
 
 // Multi-device iterations: one block per device (its arguments and result with
 // --print_literals, its run time and its comparison).
+// --literal_format: XLA's Literal::ToString (default) or the one-line compact form.
+bool g_compact_literals = false;
+
+std::string LiteralText(const Literal& literal) {
+  return g_compact_literals ? PrintShapedLiteral(literal) : PrintLiteralAsXla(literal);
+}
+
 bool PrintDevices(const ReplayIteration& it, const Computation& entry, bool print_literals) {
   bool ok = true;
   auto indent = [](const std::string& text) {
@@ -108,11 +116,11 @@ bool PrintDevices(const ReplayIteration& it, const Computation& entry, bool prin
       const std::vector<Literal>& args = dev.arguments.empty() ? it.arguments : dev.arguments;
       for (size_t a = 0; a < args.size(); ++a) {
         std::cout << "      argument " << a << " (" << entry.parameter(a)->name()
-                  << "): " << PrintShapedLiteral(args[a]) << "\n";
+                  << "): " << LiteralText(args[a]) << "\n";
       }
-      std::cout << "      result: " << PrintShapedLiteral(dev.result) << "\n";
+      std::cout << "      result: " << LiteralText(dev.result) << "\n";
       if (dev.reference_result) {
-        std::cout << "      reference result: " << PrintShapedLiteral(*dev.reference_result)
+        std::cout << "      reference result: " << LiteralText(*dev.reference_result)
                   << "\n";
       }
     }
@@ -172,7 +180,8 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
                   "num_replicas", "num_partitions", "hlo_argument_mode",
                   "custom_call_fallback", "host_transfers", "module", "xla_dump_to",
-                  "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "profile"},
+                  "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "profile",
+                  "literal_format"},
                  &args, &error) ||
       args.positional.empty()) {
     std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
@@ -294,6 +303,11 @@ int RunReplay(const std::vector<std::string>& argv_in) {
   options.force_fake_data = args.Has("force_fake_data");
   options.use_large_float_range = args.Has("use_large_float_range");
   const bool print_literals = args.Has("print_literals");
+  const std::string literal_format = args.Get("literal_format", "xla");
+  if (literal_format != "xla" && literal_format != "compact") {
+    return usage_error("--literal_format must be xla or compact");
+  }
+  g_compact_literals = literal_format == "compact";
   const std::string input_format = args.Get("input_format", "");
   if (!input_format.empty() && input_format != "hlo" && input_format != "pb" &&
       input_format != "pbtxt" && input_format != "snapshot" &&
@@ -447,11 +461,11 @@ int RunReplay(const std::vector<std::string>& argv_in) {
           const Computation* entry = om.module->entry();
           for (size_t a = 0; a < it.arguments.size(); ++a) {
             std::cout << "  argument " << a << " (" << entry->parameter(a)->name()
-                      << "): " << PrintShapedLiteral(it.arguments[a]) << "\n";
+                      << "): " << LiteralText(it.arguments[a]) << "\n";
           }
-          std::cout << "  result: " << PrintShapedLiteral(it.result) << "\n";
+          std::cout << "  result: " << LiteralText(it.result) << "\n";
           if (it.reference_result) {
-            std::cout << "  reference result: " << PrintShapedLiteral(*it.reference_result) << "\n";
+            std::cout << "  reference result: " << LiteralText(*it.reference_result) << "\n";
           }
         }
         if (it.comparison) {

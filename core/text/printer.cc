@@ -861,6 +861,80 @@ std::string PrintShapedLiteral(const Literal& literal) {
   return StrCat(PrintShape(literal.shape()), " ", PrintLiteralData(literal));
 }
 
+namespace {
+
+void AppendLiteralAsXla(const Literal& lit, std::string* out) {
+  const Shape& shape = lit.shape();
+  if (shape.IsTuple()) {
+    out->append("(\n");
+    for (size_t i = 0; i < lit.tuple_elements().size(); ++i) {
+      if (i) out->append(",\n");
+      AppendLiteralAsXla(lit.tuple_elements()[i], out);
+    }
+    out->append("\n)");
+    return;
+  }
+  if (shape.element_type() == PrimitiveType::kToken) {
+    out->append("token");
+    return;
+  }
+  if (!shape.IsArray()) return;
+  AppendShape(shape, /*print_layout=*/false, out);
+  out->push_back(' ');
+  if (lit.elided()) {
+    out->append("{...}");
+    return;
+  }
+  const int rank = shape.rank();
+  if (rank == 0) {
+    AppendElement(lit, 0, /*scalar=*/true, out);
+    return;
+  }
+  int64_t linear = 0;
+  std::vector<int64_t> index;  // the indices of the enclosing dimensions
+  auto print_dim = [&](auto&& self, int dim) -> void {
+    const int64_t n = shape.dimension(dim);
+    const int remaining = rank - dim;
+    // Opening brace.
+    if (rank == 1) {
+      out->push_back('{');
+    } else if (remaining == 1) {
+      out->append(n <= 1 ? "  {" : "  { ");
+    } else if (rank > 3 && !index.empty()) {
+      StrAppend(out, "{ /*i", index.size() - 1, "=", index.back(), "*/\n");
+    } else {
+      out->append("{\n");
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (remaining == 1) {
+        AppendElement(lit, linear++, /*scalar=*/false, out);
+      } else {
+        index.push_back(i);
+        self(self, dim + 1);
+        index.pop_back();
+      }
+      if (i + 1 < n) out->append(remaining > 1 ? ",\n" : ", ");
+    }
+    // Closing brace.
+    if (rank == 1) {
+      out->push_back('}');
+    } else if (remaining == 1) {
+      out->append(n <= 1 ? "}" : " }");
+    } else {
+      out->append("\n}");
+    }
+  };
+  print_dim(print_dim, 0);
+}
+
+}  // namespace
+
+std::string PrintLiteralAsXla(const Literal& literal) {
+  std::string s;
+  AppendLiteralAsXla(literal, &s);
+  return s;
+}
+
 std::string PrintSharding(const Sharding& sharding) {
   std::string s;
   AppendShardingText(sharding, &s);

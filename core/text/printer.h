@@ -59,6 +59,12 @@ std::string PrintLayout(const Layout& layout);
 std::string PrintLiteralData(const Literal& literal);
 // Shape then data: "f32[2]{0} {1, 2}".
 std::string PrintShapedLiteral(const Literal& literal);
+// A literal as XLA's Literal::ToString writes it, so that output compares with XLA's tools
+// (run_hlo_module): shapes without layouts; a scalar "f32[] 1.5"; a vector "f32[3] {1, 2, 3}";
+// higher ranks one innermost row per line ("f32[2,3] {\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}",
+// with "/*i0=1*/" marks above rank 3); predicates as 1 and 0 inside arrays; tuples as
+// "(\n<element>,\n<element>\n)"; tokens as "token".
+std::string PrintLiteralAsXla(const Literal& literal);
 std::string PrintSharding(const Sharding& sharding);
 std::string PrintMetadata(const OpMetadata& metadata);
 // What an instruction is, without its name, operands or provenance: opcode, result shape

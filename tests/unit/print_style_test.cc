@@ -134,6 +134,40 @@ TEST(PrintStyle, DumpStyleComesBackByteForByte) {
   EXPECT_NE(long_form.find(", /*index=5*/f32[3]{0} %f.1)"), std::string::npos) << long_form;
 }
 
+// Literals as XLA's Literal::ToString writes them (what run_hlo_module prints).
+std::string XlaLiteral(const std::string& shaped) {
+  auto lit = ParseShapedLiteral(shaped);
+  EXPECT_TRUE(lit.ok()) << lit.status();
+  return lit.ok() ? PrintLiteralAsXla(*lit) : "";
+}
+
+TEST(LiteralText, ScalarsVectorsAndPredicates) {
+  EXPECT_EQ(XlaLiteral("f32[] 1.5"), "f32[] 1.5");
+  EXPECT_EQ(XlaLiteral("pred[] true"), "pred[] true");
+  EXPECT_EQ(XlaLiteral("s32[3]{0} {1, -2, 3}"), "s32[3] {1, -2, 3}");
+  EXPECT_EQ(XlaLiteral("pred[3] {true, false, true}"), "pred[3] {1, 0, 1}");
+  EXPECT_EQ(XlaLiteral("f32[0] {}"), "f32[0] {}");
+  EXPECT_EQ(XlaLiteral("c64[2] {(1, 2), (3, -4)}"), "c64[2] {(1, 2), (3, -4)}");
+}
+
+TEST(LiteralText, MatricesAndHigherRanks) {
+  EXPECT_EQ(XlaLiteral("f32[2,3]{1,0} { {1, 2, 3}, {4, 5, 6} }"),
+            "f32[2,3] {\n  { 1, 2, 3 },\n  { 4, 5, 6 }\n}");
+  // A row of one element has no inner spaces.
+  EXPECT_EQ(XlaLiteral("s32[2,1] { {7}, {8} }"), "s32[2,1] {\n  {7},\n  {8}\n}");
+  EXPECT_EQ(XlaLiteral("s32[2,2,2] { { {1, 2}, {3, 4} }, { {5, 6}, {7, 8} } }"),
+            "s32[2,2,2] {\n{\n  { 1, 2 },\n  { 3, 4 }\n},\n{\n  { 5, 6 },\n  { 7, 8 }\n}\n}");
+  // Above rank 3 the blocks say which index they are.
+  EXPECT_EQ(XlaLiteral("s32[2,1,1,2] { { { {1, 2} } }, { { {3, 4} } } }"),
+            "s32[2,1,1,2] {\n"
+            "{ /*i0=0*/\n{ /*i1=0*/\n  { 1, 2 }\n}\n},\n"
+            "{ /*i0=1*/\n{ /*i1=0*/\n  { 3, 4 }\n}\n}\n}");
+}
+
+TEST(LiteralText, Tuples) {
+  EXPECT_EQ(XlaLiteral("(f32[2], s32[]) ({1, 2}, 3)"), "(\nf32[2] {1, 2},\ns32[] 3\n)");
+}
+
 struct ShellResult {
   int code = -1;
   std::string out;

@@ -276,8 +276,14 @@ TEST(ProtoCli, LiteralCommand) {
   int code = -1;
   std::string out = RunHlowb("literal " + path, &code);
   EXPECT_EQ(code, 0) << out;
+  // XLA's Literal::ToString form by default (no layout), the one-line form on request.
+  EXPECT_NE(out.find("argument 0 (p): f32[4] {1, -2, inf, nan}\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("argument 1 (q): f32[2] {0.5, 0.25}\n"), std::string::npos) << out;
+  out = RunHlowb("literal " + path + " --literal_format=compact", &code);
+  EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("argument 0 (p): f32[4]{0} {1, -2, inf, nan}\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("argument 1 (q): f32[2]{0} {0.5, 0.25}\n"), std::string::npos) << out;
+  out = RunHlowb("literal " + path + " --literal_format=fancy", &code);
+  EXPECT_EQ(code, 2) << out;
   out = RunHlowb("literal " + path + " --summary", &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("argument 0 (p): f32[4]{0} elements=4 min=-2 max=1 mean=-0.5 nan=1 inf=1\n"),
