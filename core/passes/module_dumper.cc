@@ -182,7 +182,8 @@ absl::Status ModuleDumper::DumpModule(const Module& module, std::string_view sta
   if (!enabled_) return absl::OkStatus();
   std::string base = StrCat(prefix_, ".", stage);
   if (options_.as_text) {
-    PrintOptions po = options_.long_text ? PrintOptions::Long() : PrintOptions::Short();
+    // XLA's dump style: the long form without operand shapes.
+    PrintOptions po = options_.long_text ? PrintOptions::Dump() : PrintOptions::Short();
     po.print_metadata = !options_.disable_metadata;
     if (absl::Status st = Write(base + ".txt", PrintModule(module, po)); !st.ok()) return st;
   }

@@ -603,7 +603,8 @@ absl::StatusOr<std::string> EncodeHloFile(const Module& module, HloOutputFormat 
   switch (format) {
     case HloOutputFormat::kHloText:
     case HloOutputFormat::kHloTextShort:
-      out = PrintModule(module, format == HloOutputFormat::kHloText ? PrintOptions::Long()
+      // Text in the style XLA writes its dumps in today (no operand shapes).
+      out = PrintModule(module, format == HloOutputFormat::kHloText ? PrintOptions::Dump()
                                                                     : PrintOptions::Short());
       break;
     default: {
