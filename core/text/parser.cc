@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "core/support/strings.h"
@@ -112,6 +113,7 @@ class Parser {
   // From the optional result shape on: `[shape] opcode(operands), attributes`. Nested operand
   // instructions (`add(f32[] parameter(0), ...)`) come through here with nested=true, already
   // holding the shape parsed by the operand list, and may not carry attributes.
+  bool BuildAsyncWrappedComputation(Instruction* start, Instruction* wrapped, size_t offset);
   bool ParseInstructionBody(Computation* comp,
                             NameMap* names,
                             std::vector<PendingOperand>* pending, std::string name,
@@ -177,6 +179,8 @@ class Parser {
   size_t error_offset_ = 0;
   int depth_ = 0;
   int anon_counter_ = 0;
+  // Names given to the computations that "<op>-start" sugar wraps.
+  absl::flat_hash_set<std::string> sugar_names_;
 };
 
 absl::Status Parser::MakeStatus() const {
@@ -588,8 +592,41 @@ bool Parser::ParseInstructionBody(Computation* comp,
   std::string_view opcode_text = lex_.tok().text;
   size_t opcode_offset = lex_.tok().offset;
   std::optional<Opcode> opcode = ParseOpcode(opcode_text);
+  // Asynchronous syntax sugar: "<op>-start", "<op>-update", "<op>-done" for an opcode without
+  // native start/done forms read as async-start/update/done; the start wraps <op> in a
+  // computation of its own.
+  Opcode sugar_wrapped = Opcode::kParameter;
+  bool sugar = false;
+  if (!opcode) {
+    for (auto [suffix, async_op] : {std::pair<std::string_view, Opcode>{"-start", Opcode::kAsyncStart},
+                                    {"-update", Opcode::kAsyncUpdate},
+                                    {"-done", Opcode::kAsyncDone}}) {
+      if (opcode_text.size() <= suffix.size() ||
+          opcode_text.substr(opcode_text.size() - suffix.size()) != suffix) {
+        continue;
+      }
+      std::optional<Opcode> wrapped =
+          ParseOpcode(opcode_text.substr(0, opcode_text.size() - suffix.size()));
+      if (!wrapped || *wrapped == Opcode::kParameter || *wrapped == Opcode::kConstant ||
+          *wrapped == Opcode::kAsyncStart || *wrapped == Opcode::kAsyncUpdate ||
+          *wrapped == Opcode::kAsyncDone) {
+        continue;
+      }
+      opcode = async_op;
+      sugar_wrapped = *wrapped;
+      sugar = true;
+      break;
+    }
+  }
   if (!opcode) {
     return Error(StrCat("unknown opcode '", opcode_text, "'"));
+  }
+  if (sugar && *opcode == Opcode::kAsyncStart &&
+      (!has_shape || !shape.IsTuple() || shape.tuple_count() < 2 ||
+       !shape.tuple_shape(0).IsTuple())) {
+    return ErrorAt(opcode_offset,
+                   StrCat("'", opcode_text, "' needs its result shape: ((operand shapes), ",
+                          "result shape[, context...])"));
   }
   if (!has_shape && !OpcodeShapeIsInferable(*opcode)) {
     return ErrorAt(opcode_offset, StrCat("'", opcode_text,
@@ -605,6 +642,15 @@ bool Parser::ParseInstructionBody(Computation* comp,
   Instruction* instr = module_->NewInstruction(
       *opcode, std::move(name), has_shape ? shape_ptr : module_->InternShape(shape));
   if (!has_shape) shapeless_.emplace_back(instr, opcode_offset);
+  // The wrapped instruction of an "<op>-start": it takes the attributes that belong to <op>.
+  Instruction* wrapped = nullptr;
+  if (sugar) {
+    instr->set_async_sugar(true);
+    if (*opcode == Opcode::kAsyncStart) {
+      wrapped = module_->NewInstruction(sugar_wrapped, std::string(OpcodeName(sugar_wrapped)),
+                                        module_->InternShape(shape.tuple_shape(1)));
+    }
+  }
   if (!Expect(TokKind::kLparen, "'(' after the opcode")) return false;
   if (*opcode == Opcode::kConstant) {
     if (!has_shape) return Error("constant needs a result shape");
@@ -688,9 +734,38 @@ bool Parser::ParseInstructionBody(Computation* comp,
       if (!Expect(TokKind::kRbrace, "'}' to end control-predecessors")) return false;
       continue;
     }
-    if (!ParseAttribute(instr, attr, attr_offset)) return false;
+    // An "<op>-start" keeps what every instruction has; the rest is <op>'s.
+    const bool own = attr == "metadata" || attr == "backend_config" ||
+                     attr == "frontend_attributes" || attr == "sharding" ||
+                     attr == "statistics" || attr == "async_execution_thread";
+    if (!ParseAttribute(wrapped != nullptr && !own ? wrapped : instr, attr, attr_offset)) {
+      return false;
+    }
   }
   if (lex_.kind() == TokKind::kError) return Error("");
+  if (wrapped != nullptr && !BuildAsyncWrappedComputation(instr, wrapped, opcode_offset)) {
+    return false;
+  }
+  if (sugar && *opcode != Opcode::kAsyncStart && instr->operand_count() == 1 &&
+      instr->operand(0) != nullptr) {
+    // "<op>-update" / "<op>-done" continue an "<op>-start" (through its updates).
+    const Instruction* start = instr->operand(0);
+    while (start->opcode() == Opcode::kAsyncUpdate && start->operand_count() == 1 &&
+           start->operand(0) != nullptr) {
+      start = start->operand(0);
+    }
+    const Computation* called =
+        start->opcode() == Opcode::kAsyncStart && !start->called_computations().empty()
+            ? start->called_computations()[0]
+            : nullptr;
+    if (called == nullptr || called->root() == nullptr ||
+        called->root()->opcode() != sugar_wrapped) {
+      return ErrorAt(opcode_offset,
+                     StrCat("'", opcode_text, "' takes the value of a '",
+                            OpcodeName(sugar_wrapped), "-start' (or -update), not '",
+                            instr->operand(0)->name(), "'"));
+    }
+  }
   comp->AddInstruction(instr);
   names->emplace(instr->name(), instr);
   *out = instr;
@@ -699,6 +774,39 @@ bool Parser::ParseInstructionBody(Computation* comp,
 
 // ----------------------------------------------------------------------------------------------
 // Attributes
+
+bool Parser::BuildAsyncWrappedComputation(Instruction* start, Instruction* wrapped,
+                                          size_t offset) {
+  const Shape& operands = start->shape().tuple_shape(0);
+  if (operands.tuple_count() != start->operand_count()) {
+    return ErrorAt(offset, StrCat("'", start->name(), "' has ", start->operand_count(),
+                                  " operand(s) but its shape lists ", operands.tuple_count(),
+                                  " in its first element"));
+  }
+  std::string base = StrCat("wrapped_", OpcodeName(wrapped->opcode()), "_computation");
+  for (char& c : base) {
+    if (c == '-') c = '_';
+  }
+  std::string name = base;
+  for (int n = 1; computations_by_name_.contains(name) || sugar_names_.contains(name); ++n) {
+    name = StrCat(base, ".", n);
+  }
+  sugar_names_.insert(name);
+  auto comp_owned = std::make_unique<Computation>(name);
+  Computation* comp = comp_owned.get();
+  for (int i = 0; i < start->operand_count(); ++i) {
+    Instruction* param = module_->NewInstruction(
+        Opcode::kParameter, StrCat("param_", i), module_->InternShape(operands.tuple_shape(i)));
+    param->set_index(i);
+    comp->AddInstruction(param);
+    wrapped->mutable_operands()->push_back(param);
+  }
+  comp->AddInstruction(wrapped);
+  comp->set_root(wrapped);
+  module_->AddComputation(std::move(comp_owned));
+  start->mutable_called_computations()->push_back(comp);
+  return true;
+}
 
 bool Parser::ParseComputationRef(Instruction* instr) {
   if (lex_.kind() == TokKind::kLbrace) {

@@ -3,6 +3,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "core/support/strings.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/float_types.h"
 
@@ -384,6 +385,26 @@ bool NeedsSigil(std::string_view name) {
          name == "false" || name == "nan" || ParsePrimitiveType(name).has_value();
 }
 
+// For async-start/update/done read from "<op>-start" sugar: the wrapped <op> (the start's
+// called computation's root), so that they print back as the sugar; nullptr otherwise.
+const Instruction* AsyncSugarWrapped(const Instruction& instr) {
+  if (!instr.async_sugar()) return nullptr;
+  const Instruction* start = &instr;
+  while ((start->opcode() == Opcode::kAsyncUpdate || start->opcode() == Opcode::kAsyncDone) &&
+         start->operand_count() == 1 && start->operand(0) != nullptr) {
+    start = start->operand(0);
+  }
+  if (start->opcode() != Opcode::kAsyncStart || start->called_computations().size() != 1 ||
+      start->called_computations()[0] == nullptr) {
+    return nullptr;
+  }
+  const Computation* called = start->called_computations()[0];
+  const Instruction* root = called->root();
+  // Only a computation that is exactly <op> over its parameters is sugar.
+  if (root == nullptr || called->instruction_count() != root->operand_count() + 1) return nullptr;
+  return root;
+}
+
 class InstructionPrinter {
  public:
   InstructionPrinter(const PrintOptions& options, std::string* out) : o_(options), out_(out) {}
@@ -413,7 +434,15 @@ class InstructionPrinter {
     if (long_form || NeedsSigil(instr.name())) out_->push_back('%');
     StrAppend(out_, instr.name(), " = ");
     AppendShape(instr.shape(), true, out_);
-    StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
+    const Instruction* wrapped = AsyncSugarWrapped(instr);
+    if (wrapped != nullptr) {
+      StrAppend(out_, " ", OpcodeName(wrapped->opcode()),
+                instr.opcode() == Opcode::kAsyncStart    ? "-start("
+                : instr.opcode() == Opcode::kAsyncUpdate ? "-update("
+                                                         : "-done(");
+    } else {
+      StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
+    }
     if (instr.opcode() == Opcode::kConstant) {
       if (instr.literal()) AppendLiteralData(*instr.literal(), out_);
     } else if (instr.opcode() == Opcode::kParameter) {
@@ -436,6 +465,16 @@ class InstructionPrinter {
       }
     }
     out_->push_back(')');
+    if (wrapped != nullptr && instr.opcode() == Opcode::kAsyncStart) {
+      // The wrapped instruction's attributes, then the start's own.
+      PrintAttributes(*wrapped);
+      const InstructionAttrs& a = instr.attrs_or_default();
+      if (!a.async_execution_thread.empty()) {
+        Attr("async_execution_thread", QuoteString(a.async_execution_thread));
+      }
+      PrintCommon(instr, /*print_called=*/false);
+      return;
+    }
     PrintAttributes(instr);
   }
 
@@ -677,9 +716,9 @@ class InstructionPrinter {
     Attr("called_computations", "{" + absl::StrJoin(names, ", ") + "}");
   }
 
-  void PrintCommon(const Instruction& instr) {
+  void PrintCommon(const Instruction& instr, bool print_called = true) {
     const InstructionAttrs& a = instr.attrs_or_default();
-    if (o_.print_references) PrintCalled(instr);
+    if (o_.print_references && print_called) PrintCalled(instr);
     if (a.is_composite) Attr("is_composite", "true");
     if (instr.sharding()) Attr("sharding", PrintSharding(*instr.sharding()));
     if (instr.frontend_attributes() && !instr.frontend_attributes()->entries.empty()) {
@@ -1064,7 +1103,22 @@ void AppendModule(const Module& module, const PrintOptions& options, std::string
     out->push_back('\n');
   }
   out->push_back('\n');
+  // Computations that "<op>-start" sugar wraps are implied by the sugar, not printed.
+  absl::flat_hash_set<const Computation*> implied;
+  absl::flat_hash_set<const Computation*> called_otherwise;
   for (const auto& comp : module.computations()) {
+    for (const Instruction* i : comp->instructions()) {
+      const bool sugar = i->opcode() == Opcode::kAsyncStart && AsyncSugarWrapped(*i) != nullptr;
+      for (const Computation* c : i->called_computations()) {
+        (sugar ? implied : called_otherwise).insert(c);
+      }
+    }
+  }
+  for (const auto& comp : module.computations()) {
+    if (implied.contains(comp.get()) && !called_otherwise.contains(comp.get()) &&
+        !comp->is_entry()) {
+      continue;
+    }
     AppendComputation(*comp, options, out);
     out->append("\n\n");
   }
