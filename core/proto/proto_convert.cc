@@ -2214,6 +2214,48 @@ absl::Status Reorder(const std::vector<int64_t>& sequence, std::vector<Instructi
 
 }  // namespace
 
+namespace {
+
+// Async starts that wrap exactly one instruction over their parameters, of an opcode without a
+// native "-start" form, print as XLA's "<op>-start" / "-update" / "-done" sugar, as XLA prints
+// them; so do the updates and dones that continue them.
+void MarkAsyncSugar(Module* module) {
+  for (const auto& comp : module->computations()) {
+    for (Instruction* i : comp->instructions()) {
+      if (i->opcode() == Opcode::kAsyncStart) {
+        if (i->called_computations().size() != 1 || i->called_computations()[0] == nullptr) {
+          continue;
+        }
+        const Computation* c = i->called_computations()[0];
+        const Instruction* root = c->root();
+        if (root == nullptr || c->instruction_count() != root->operand_count() + 1 ||
+            root->operand_count() != i->operand_count()) {
+          continue;
+        }
+        bool params_in_order = true;
+        for (int k = 0; k < root->operand_count(); ++k) {
+          const Instruction* op = root->operand(k);
+          params_in_order &= op != nullptr && op->opcode() == Opcode::kParameter &&
+                             op->parameter_number() == k;
+        }
+        const std::string_view name = OpcodeName(root->opcode());
+        if (!params_in_order || root->opcode() == Opcode::kParameter ||
+            ParseOpcode(StrCat(name, "-start")) || ParseOpcode(StrCat(name, "-done")) ||
+            ParseOpcode(StrCat(name, "-update"))) {
+          continue;
+        }
+        i->set_async_sugar(true);
+      } else if ((i->opcode() == Opcode::kAsyncUpdate || i->opcode() == Opcode::kAsyncDone) &&
+                 i->operand_count() == 1 && i->operand(0) != nullptr &&
+                 i->operand(0)->async_sugar()) {
+        i->set_async_sugar(true);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const xla::HloModuleProto& proto,
                                                         const ProtoReadOptions& options,
                                                         std::vector<std::string>* warnings) {
@@ -2557,6 +2599,7 @@ absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const xla::HloModuleProt
   dropped(proto.profile_info_size() > 0, "profile_info");
   dropped(proto.has_device_assignment(), "device_assignment");
   dropped(proto.has_original_value_recovery_table(), "original_value_recovery_table");
+  MarkAsyncSugar(module.get());
   return module;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/dump/dump_names.h"
+#include "core/proto/open_file.h"
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
 #include "core/text/printer.h"
@@ -187,6 +188,14 @@ void ExpectSugarRoundTrip(const std::string& text, Opcode wrapped_opcode) {
   EXPECT_EQ(entry->root()->opcode(), Opcode::kAsyncDone);
   const std::string printed = PrintModule(**m, DetectPrintOptions(text));
   EXPECT_EQ(printed, text) << FirstDifference(text, printed);
+  // Through an HloProto (the explicit form) and back, it prints as the sugar again.
+  auto bytes = EncodeHloFile(**m, HloOutputFormat::kHloProto);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  auto opened = OpenHloBytes(*bytes, "m.hlo.pb");
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_EQ(opened->modules.size(), 1u);
+  const std::string from_proto = PrintModule(*opened->modules[0].module, DetectPrintOptions(text));
+  EXPECT_EQ(from_proto, text) << FirstDifference(text, from_proto);
 }
 
 TEST(AsyncSugar, EveryOpcodeFamilyRoundTrips) {
