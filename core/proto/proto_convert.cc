@@ -971,6 +971,35 @@ void EncodeIndexAndDimensions(const Instruction& instr, xla::HloInstructionProto
   for (int64_t d : instr.dimensions()) p->add_dimensions(d);
 }
 
+namespace {
+
+// XLA prints an async-start as "<op>-start" sugar when it wraps exactly one instruction over
+// its parameters, of an opcode without native start/done forms; its updates and dones follow.
+bool XlaPrintsAsyncSugar(const Instruction& i) {
+  if (i.opcode() == Opcode::kAsyncUpdate || i.opcode() == Opcode::kAsyncDone) {
+    return i.operand_count() == 1 && i.operand(0) != nullptr && i.operand(0)->async_sugar();
+  }
+  if (i.opcode() != Opcode::kAsyncStart) return false;
+  if (i.called_computations().size() != 1 || i.called_computations()[0] == nullptr) return false;
+  const Computation* c = i.called_computations()[0];
+  const Instruction* root = c->root();
+  if (root == nullptr || c->instruction_count() != root->operand_count() + 1 ||
+      root->operand_count() != i.operand_count() || root->opcode() == Opcode::kParameter) {
+    return false;
+  }
+  for (int k = 0; k < root->operand_count(); ++k) {
+    const Instruction* op = root->operand(k);
+    if (op == nullptr || op->opcode() != Opcode::kParameter || op->parameter_number() != k) {
+      return false;
+    }
+  }
+  const std::string_view name = OpcodeName(root->opcode());
+  return !ParseOpcode(StrCat(name, "-start")) && !ParseOpcode(StrCat(name, "-done")) &&
+         !ParseOpcode(StrCat(name, "-update"));
+}
+
+}  // namespace
+
 absl::Status EncodeInstruction(const Instruction& instr, xla::HloInstructionProto* p,
                                xla::HlowbInstructionExtras* ext, const WriteContext& ctx) {
   const Opcode op = instr.opcode();
@@ -1881,6 +1910,11 @@ absl::Status ModuleToProto(const Module& module, xla::HloModuleProto* proto,
           std::swap(called[0], called[1]);
         for (const Computation* callee : called) ip->add_called_computation_ids(comp_id[callee]);
       }
+      if ((instr->opcode() == Opcode::kAsyncStart || instr->opcode() == Opcode::kAsyncUpdate ||
+           instr->opcode() == Opcode::kAsyncDone) &&
+          instr->async_sugar() != XlaPrintsAsyncSugar(*instr)) {
+        ext.set_async_sugar(instr->async_sugar());
+      }
       // Items written straight into the extras by the encoder.
       ip->mutable_hlowb_extras()->MergeFrom(ext);
       st = ComputeInstructionExtras(*instr, ip, ictx);
@@ -2216,40 +2250,19 @@ absl::Status Reorder(const std::vector<int64_t>& sequence, std::vector<Instructi
 
 namespace {
 
-// Async starts that wrap exactly one instruction over their parameters, of an opcode without a
-// native "-start" form, print as XLA's "<op>-start" / "-update" / "-done" sugar, as XLA prints
-// them; so do the updates and dones that continue them.
-void MarkAsyncSugar(Module* module) {
+// Marks the sugar on a decoded module: the workbench's own record where the proto has one
+// (`decided`), else XLA's rule. Instructions are visited operands first.
+void MarkAsyncSugar(Module* module, const absl::flat_hash_map<const Instruction*, bool>& decided) {
   for (const auto& comp : module->computations()) {
-    for (Instruction* i : comp->instructions()) {
-      if (i->opcode() == Opcode::kAsyncStart) {
-        if (i->called_computations().size() != 1 || i->called_computations()[0] == nullptr) {
-          continue;
-        }
-        const Computation* c = i->called_computations()[0];
-        const Instruction* root = c->root();
-        if (root == nullptr || c->instruction_count() != root->operand_count() + 1 ||
-            root->operand_count() != i->operand_count()) {
-          continue;
-        }
-        bool params_in_order = true;
-        for (int k = 0; k < root->operand_count(); ++k) {
-          const Instruction* op = root->operand(k);
-          params_in_order &= op != nullptr && op->opcode() == Opcode::kParameter &&
-                             op->parameter_number() == k;
-        }
-        const std::string_view name = OpcodeName(root->opcode());
-        if (!params_in_order || root->opcode() == Opcode::kParameter ||
-            ParseOpcode(StrCat(name, "-start")) || ParseOpcode(StrCat(name, "-done")) ||
-            ParseOpcode(StrCat(name, "-update"))) {
-          continue;
-        }
-        i->set_async_sugar(true);
-      } else if ((i->opcode() == Opcode::kAsyncUpdate || i->opcode() == Opcode::kAsyncDone) &&
-                 i->operand_count() == 1 && i->operand(0) != nullptr &&
-                 i->operand(0)->async_sugar()) {
-        i->set_async_sugar(true);
+    std::vector<Instruction*> order;
+    if (!OperandsFirst(comp->instructions(), &order)) order = comp->instructions();
+    for (Instruction* i : order) {
+      if (i->opcode() != Opcode::kAsyncStart && i->opcode() != Opcode::kAsyncUpdate &&
+          i->opcode() != Opcode::kAsyncDone) {
+        continue;
       }
+      auto it = decided.find(i);
+      i->set_async_sugar(it != decided.end() ? it->second : XlaPrintsAsyncSugar(*i));
     }
   }
 }
@@ -2265,6 +2278,8 @@ absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const xla::HloModuleProt
   if (proto.computations_size() == 0) return mctx.Error("has no computations");
   auto module = std::make_unique<Module>(proto.name());
   module->set_id(proto.id());
+  // Async instructions whose sugar the workbench recorded (else XLA's rule decides).
+  absl::flat_hash_map<const Instruction*, bool> sugar_decided;
 
   // Computations, by id and name.
   struct PendingComputation {
@@ -2383,6 +2398,9 @@ absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const xla::HloModuleProt
       if (use_ext && ip.has_hlowb_extras()) {
         st = ApplyInstructionExtras(ip, instr, &a, &no_attributes, ictx);
         if (!st.ok()) return st;
+        if (ip.hlowb_extras().has_async_sugar()) {
+          sugar_decided[instr] = ip.hlowb_extras().async_sugar();
+        }
       }
       FinishAttrs(instr, std::move(a), no_attributes);
     }
@@ -2599,7 +2617,7 @@ absl::StatusOr<std::unique_ptr<Module>> ModuleFromProto(const xla::HloModuleProt
   dropped(proto.profile_info_size() > 0, "profile_info");
   dropped(proto.has_device_assignment(), "device_assignment");
   dropped(proto.has_original_value_recovery_table(), "original_value_recovery_table");
-  MarkAsyncSugar(module.get());
+  MarkAsyncSugar(module.get(), sugar_decided);
   return module;
 }
 

@@ -18,6 +18,7 @@
 #include "core/text/parser.h"
 #include "core/text/printer.h"
 #include "gtest/gtest.h"
+#include "tests/unit/command_util.h"
 
 namespace hlowb {
 namespace {
@@ -328,22 +329,8 @@ ENTRY e {
   EXPECT_NE(m.status().message().find("nowhere"), std::string::npos) << m.status();
 }
 
-struct ShellResult {
-  int code = -1;
-  std::string out;
-};
-
-ShellResult Shell(const std::string& cmd) {
-  ShellResult r;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using ShellResult = testing::CommandResult;
+ShellResult Shell(const std::string& cmd) { return testing::RunCommand(cmd); }
 
 // The sugar and the explicit form compute the same all-to-all on 8 devices.
 TEST(AsyncSugar, AllToAllSugarRunsLikeTheExplicitFormOnEightDevices) {

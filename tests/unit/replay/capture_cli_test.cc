@@ -14,28 +14,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/unit/command_util.h"
 
 namespace hlowb {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
-Result RunShell(const std::string& cmd) {
-  Result r;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = testing::CommandResult;
+Result RunShell(const std::string& cmd) { return testing::RunCommand(cmd); }
 
 // `env` is a prefix of `env` arguments (e.g. "-u XLA_FLAGS A=b").
 Result Hlowb(const std::string& args, const std::string& env = "") {

@@ -15,6 +15,7 @@
 #include "core/text/parser.h"
 #include "core/text/printer.h"
 #include "gtest/gtest.h"
+#include "tests/unit/command_util.h"
 #include "replay/evaluator/evaluator.h"
 #include "replay_test_util.h"
 
@@ -137,23 +138,8 @@ TEST(ExtractModule, InstructionsInsideCalledComputations) {
   EXPECT_TRUE(absl::IsNotFound(missing.status()));
 }
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
-Result Hlowb(const std::string& args) {
-  std::string cmd = std::string(HLOWB_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = testing::CommandResult;
+Result Hlowb(const std::string& args) { return testing::RunHlowb(args); }
 
 TEST(ExtractCli, PrintsAModuleThatParsesAndVerifies) {
   std::string path = (std::filesystem::temp_directory_path() /

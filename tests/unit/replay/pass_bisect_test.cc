@@ -11,6 +11,7 @@
 
 #include "core/support/file_util.h"
 #include "gtest/gtest.h"
+#include "tests/unit/command_util.h"
 #include "replay_fixtures.h"
 #include "replay_test_util.h"
 
@@ -102,23 +103,8 @@ TEST(BisectPasses, LooseBoundsFindNoDivergence) {
   EXPECT_FALSE(BisectPasses(states, 5, o).ok());
 }
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
-Result Hlowb(const std::string& args) {
-  std::string cmd = std::string(HLOWB_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = testing::CommandResult;
+Result Hlowb(const std::string& args) { return testing::RunHlowb(args); }
 
 TEST(BisectPassesCli, DumpDirectoryBuiltInTheTest) {
   namespace fs = std::filesystem;
