@@ -36,12 +36,14 @@ constexpr char kUsage[] =
     "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
     "         [--xla_dump_to=DIR] [--xla_cpu_enable_kernel_cache=true|false]\n"
     "         [--xla_cpu_kernel_cache_dir=DIR] [--profile=N] [--xla_dump_hlo_snapshots]\n"
+    "         [--xla_cpu_helper_timeout=SECONDS]\n"
     "         [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
     "evaluator; also 'reference'), cpu (compiled for this machine: the cpu pass pipeline, then\n"
     "LLVM kernels, with the interpreter computing what the kernels do not cover; also 'host'),\n"
     "xla-cpu (real XLA's CPU backend in a helper process, through the jax in the project's\n"
-    ".venv or $HLOWB_PYTHON; single device); cuda is not built yet. Without a reference\n"
+    ".venv or $HLOWB_PYTHON; single device; a helper still running after\n"
+    "--xla_cpu_helper_timeout seconds, default 600, is killed); cuda is not built yet. Without a reference\n"
     "platform the result is compared with the one a snapshot or literals file carries, if any.\n"
     "cpu compiles are cached on disk (default ~/.cache/hlowb/cpu-kernels); --xla_dump_to writes\n"
     "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s; with\n"
@@ -181,7 +183,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "num_replicas", "num_partitions", "hlo_argument_mode",
                   "custom_call_fallback", "host_transfers", "module", "xla_dump_to",
                   "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "profile",
-                  "literal_format"},
+                  "literal_format", "xla_cpu_helper_timeout"},
                  &args, &error) ||
       args.positional.empty()) {
     std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
@@ -230,6 +232,16 @@ int RunReplay(const std::vector<std::string>& argv_in) {
   if (args.Has("xla_dump_to")) options.cpu.dump_options.dump_to = args.Get("xla_dump_to");
   if (options.cpu.dump_options.snapshots && options.cpu.dump_options.dump_to.empty()) {
     std::cerr << "warning: --xla_dump_hlo_snapshots writes nothing without --xla_dump_to=DIR\n";
+  }
+  if (args.Has("xla_cpu_helper_timeout")) {
+    try {
+      size_t used = 0;
+      const std::string v = args.Get("xla_cpu_helper_timeout");
+      options.xla_cpu_timeout_seconds = std::stod(v, &used);
+      if (used != v.size() || !(options.xla_cpu_timeout_seconds > 0)) throw 0;
+    } catch (...) {
+      return usage_error("--xla_cpu_helper_timeout must be a positive number of seconds");
+    }
   }
   int profile_rows = 0;
   if (args.Has("profile")) {

@@ -261,6 +261,35 @@ TEST(XlaCpu, HangingHelperIsKilledAtTheTimeout) {
   EXPECT_LT(seconds, 10);
 }
 
+TEST(XlaCpu, CliHelperTimeoutFlag) {
+  FakePython python("hang_cli", "echo started; exec sleep 30");
+  const fs::path path = fs::temp_directory_path() /
+                        ("hlowb_xla_cpu_timeout_" + std::to_string(getpid()) + ".hlo");
+  std::ofstream(path) << "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n";
+  auto run = [&](const std::string& flags) {
+    std::string cmd = std::string(HLOWB_BINARY) + " replay " + path.string() +
+                      " --platform=xla-cpu " + flags + " 2>&1";
+    std::string output;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while (pipe != nullptr && (n = fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
+    const int status = pipe != nullptr ? pclose(pipe) : -1;
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, output);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  auto [code, out] = run("--xla_cpu_helper_timeout=0.5");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_TRUE(Contains(out, "was killed")) << out;
+  EXPECT_LT(seconds, 10);
+  auto [bad_code, bad_out] = run("--xla_cpu_helper_timeout=soon");
+  EXPECT_EQ(bad_code, 2) << bad_out;
+  EXPECT_TRUE(Contains(bad_out, "--xla_cpu_helper_timeout must be a positive number")) << bad_out;
+  fs::remove(path);
+}
+
 TEST(XlaCpu, CrashingHelperIsReportedWithItsOutput) {
   FakePython python("crash", "echo 'Fatal: boom' >&2; exit 3");
   auto module = Parse("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n");
