@@ -23,6 +23,7 @@
 #include "core/proto/literal_convert.h"
 #include "core/support/file_util.h"
 #include "core/text/printer.h"
+#include "replay/backends/xla/xla_cpu_backend.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
 #include "viewer/widgets/replay_panel.h"
@@ -98,6 +99,14 @@ int TabIndex(QTabWidget* tabs, const QString& title) {
 void MainWindow::BuildReplay() {
   replay_panel_ = new viewer::ReplayPanel;
   replay_panel_->setObjectName(QStringLiteral("replayPanel"));
+  {
+    absl::StatusOr<std::string> python = FindXlaPython();
+    replay_panel_->SetXlaCpuAvailable(
+        python.ok(), python.ok() ? tr("XLA's CPU compiler from the jax of %1, run in a helper "
+                                      "process")
+                                       .arg(QString::fromStdString(*python))
+                                 : QString::fromStdString(std::string(python.status().message())));
+  }
   replay_ = new ReplayController(this);
   timeline_view_->setColumnHidden(viewer::TimelineModel::kReplay, true);
   connect(replay_panel_, &viewer::ReplayPanel::runRequested, this, &MainWindow::StartReplay);

@@ -457,6 +457,43 @@ ENTRY e {
                  panel->Details().contains(QStringLiteral("kernel")),
              qPrintable(panel->Details()));
   }
+
+  void XlaCpuIsOfferedWhenJaxIsFound() {
+    // Without jax the entries are there but disabled, and say how to get it.
+    qputenv("HLOWB_PYTHON", "/nonexistent/hlowb-test/python");
+    {
+      auto w = NewWindow();
+      auto* platform = w->findChild<QComboBox*>(QStringLiteral("replayPlatform"));
+      auto* reference = w->findChild<QComboBox*>(QStringLiteral("replayReference"));
+      QVERIFY(platform != nullptr && reference != nullptr);
+      for (QComboBox* combo : {platform, reference}) {
+        const int index = combo->findData(QStringLiteral("xla-cpu"));
+        QVERIFY(index >= 0);
+        auto* model = qobject_cast<QStandardItemModel*>(combo->model());
+        QVERIFY(model != nullptr && !model->item(index)->isEnabled());
+        QVERIFY2(combo->itemData(index, Qt::ToolTipRole).toString().contains(
+                     QStringLiteral("HLOWB_PYTHON")),
+                 qPrintable(combo->itemData(index, Qt::ToolTipRole).toString()));
+      }
+    }
+    qunsetenv("HLOWB_PYTHON");
+    if (!QFileInfo(QStringLiteral(HLOWB_SOURCE_DIR "/.venv/bin/python")).isExecutable()) {
+      QSKIP("needs the pinned jax in .venv (scripts/setup creates it)");
+    }
+    auto w = NewWindow();
+    w->OpenPath(QStringLiteral(HLOWB_SOURCE_DIR "/resources/samples/sample.hlo"));
+    QVERIFY(WaitIdle(*w));
+    auto* platform = w->findChild<QComboBox*>(QStringLiteral("replayPlatform"));
+    auto* reference = w->findChild<QComboBox*>(QStringLiteral("replayReference"));
+    const int xla = reference->findData(QStringLiteral("xla-cpu"));
+    auto* model = qobject_cast<QStandardItemModel*>(reference->model());
+    QVERIFY(xla >= 0 && model->item(xla)->isEnabled());
+    platform->setCurrentIndex(platform->findData(QStringLiteral("interpreter")));
+    reference->setCurrentIndex(xla);
+    QVERIFY(Run(*w));
+    hlowb::viewer::ReplayPanel* panel = w->replay_panel();
+    QVERIFY2(panel->Verdict() == QStringLiteral("MATCHED"), qPrintable(panel->Details()));
+  }
 };
 
 QTEST_MAIN(ReplayResultsTest)

@@ -167,13 +167,17 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   if (auto* model = qobject_cast<QStandardItemModel*>(platform_->model())) {
     model->item(2)->setEnabled(false);
   }
+  platform_->addItem(tr("xla-cpu (real XLA, helper process)"), QStringLiteral("xla-cpu"));
   form->addRow(tr("Backend"), platform_);
   reference_ = new QComboBox;
   reference_->setObjectName(QStringLiteral("replayReference"));
   reference_->addItem(tr("none"), QString());
   reference_->addItem(QStringLiteral("interpreter"), QStringLiteral("interpreter"));
   reference_->addItem(QStringLiteral("cpu"), QStringLiteral("cpu"));
+  reference_->addItem(QStringLiteral("xla-cpu"), QStringLiteral("xla-cpu"));
   reference_->setCurrentIndex(1);
+  SetXlaCpuAvailable(false, tr("Real XLA needs jax: run scripts/setup (it makes .venv) or set "
+                               "HLOWB_PYTHON to a Python with jax"));
   form->addRow(tr("Compare with"), reference_);
   data_ = new QComboBox;
   data_->setObjectName(QStringLiteral("replayData"));
@@ -438,6 +442,18 @@ void ReplayPanel::SetBisectAvailable(bool available) {
     if (QStandardItem* item = model->item(index)) item->setEnabled(available);
   }
   if (!available && mode_->currentIndex() == index) mode_->setCurrentIndex(0);
+}
+
+void ReplayPanel::SetXlaCpuAvailable(bool available, const QString& detail) {
+  for (QComboBox* combo : {platform_, reference_}) {
+    const int index = combo->findData(QStringLiteral("xla-cpu"));
+    if (index < 0) continue;
+    if (auto* model = qobject_cast<QStandardItemModel*>(combo->model())) {
+      if (QStandardItem* item = model->item(index)) item->setEnabled(available);
+    }
+    combo->setItemData(index, detail, Qt::ToolTipRole);
+    if (!available && combo->currentIndex() == index) combo->setCurrentIndex(combo == platform_ ? 0 : 1);
+  }
 }
 
 void ReplayPanel::SetMode(ReplayMode mode) {

@@ -96,6 +96,9 @@ class ReplayPanel : public QWidget {
   void Clear();
   // Whether the Passes mode can run (the open document is a dump directory).
   void SetBisectAvailable(bool available);
+  // Real XLA's CPU backend ("xla-cpu", a helper process running the installed jax) as backend
+  // and reference: offered when found; otherwise listed disabled, its tooltip saying why.
+  void SetXlaCpuAvailable(bool available, const QString& detail);
   void SetMode(ReplayMode mode);
 
   // Result tabs. Each replaces what the tab showed; an empty list empties it.
