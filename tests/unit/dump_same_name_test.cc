@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "core/dump/dump_index.h"
 #include "gtest/gtest.h"
+#include "tests/unit/command_util.h"
 
 namespace hlowb {
 namespace {
@@ -91,22 +92,8 @@ class SameNameDump : public ::testing::Test {
   fs::path dir_;
 };
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
-
-CliRun Hlowb(const std::string& args) {
-  CliRun r;
-  FILE* p = popen((std::string(HLOWB_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using CliRun = testing::CommandResult;
+CliRun Hlowb(const std::string& args) { return testing::RunHlowb(args); }
 
 int Count(const std::string& haystack, const std::string& needle) {
   int n = 0;
@@ -138,13 +125,13 @@ TEST_F(SameNameDump, FiveCompilationsOfOneNameAreFiveTimelines) {
   EXPECT_EQ(index->groups[0].modules.size(), 5u);
 
   CliRun listing = Hlowb("index " + dir_.string());
-  ASSERT_EQ(listing.exit_code, 0) << listing.out;
+  ASSERT_EQ(listing.code, 0) << listing.out;
   EXPECT_EQ(Count(listing.out, "same function as ids 0001,0011,0027,0031,0041"), 5)
       << listing.out;
 
   // `hlowb passes` on one id lists that id's four states and no other's.
   CliRun passes = Hlowb("passes " + dir_.string() + " --module=27");
-  ASSERT_EQ(passes.exit_code, 0) << passes.out;
+  ASSERT_EQ(passes.code, 0) << passes.out;
   EXPECT_EQ(Count(passes.out, "before_optimizations"), 1) << passes.out;
   EXPECT_EQ(Count(passes.out, "\n"), 5) << passes.out;  // four states and the summary
 }
@@ -169,13 +156,13 @@ TEST_F(SameNameDump, PassByPassModuleKeepsItsOwnStates) {
   // DIR:96:5 is module 96's step 5 (six negates), not module 90's.
   CliRun diff =
       Hlowb("diff " + dir_.string() + ":96:4 " + dir_.string() + ":96:5 --format=unified");
-  ASSERT_EQ(diff.exit_code, 0) << diff.out;
+  ASSERT_EQ(diff.code, 0) << diff.out;
   EXPECT_NE(diff.out.find("neg96.6"), std::string::npos) << diff.out;
   EXPECT_EQ(diff.out.find("other."), std::string::npos) << diff.out;
 
   // `hlowb passes --module=96`: 18 states, each step once.
   CliRun passes = Hlowb("passes " + dir_.string() + " --module=96");
-  ASSERT_EQ(passes.exit_code, 0) << passes.out;
+  ASSERT_EQ(passes.code, 0) << passes.out;
   EXPECT_EQ(Count(passes.out, "0005 pipe: p5"), 1) << passes.out;
   EXPECT_EQ(Count(passes.out, "before_optimizations"), 1) << passes.out;
   EXPECT_EQ(Count(passes.out, "\n"), 19) << passes.out;  // 18 states and the summary
@@ -226,7 +213,7 @@ TEST_F(SameNameDump, SplitCompilationIsJoinedOnlyWhenTheNamesProveIt) {
   }
 
   CliRun listing = Hlowb("index " + dir_.string());
-  ASSERT_EQ(listing.exit_code, 0) << listing.out;
+  ASSERT_EQ(listing.code, 0) << listing.out;
   EXPECT_NE(listing.out.find("module 0021 jit_train_step: 1 states (0 pass steps), 1 artifacts, "),
             std::string::npos)
       << listing.out;
@@ -236,7 +223,7 @@ TEST_F(SameNameDump, SplitCompilationIsJoinedOnlyWhenTheNamesProveIt) {
   // The command line follows the same timeline: 23's before state is 21's file.
   CliRun diff = Hlowb("diff " + dir_.string() + ":23:before " + dir_.string() +
                    ":23:after --format=unified");
-  ASSERT_EQ(diff.exit_code, 0) << diff.out;
+  ASSERT_EQ(diff.code, 0) << diff.out;
   EXPECT_NE(diff.out.find("a.2"), std::string::npos) << diff.out;
 }
 
