@@ -94,13 +94,12 @@ bool ParseBool(const std::string& v, bool* out) {
 // Multi-device iterations: one block per device (its arguments and result with
 // --print_literals, its run time and its comparison).
 // --literal_format: XLA's Literal::ToString (default) or the one-line compact form.
-bool g_compact_literals = false;
-
-std::string LiteralText(const Literal& literal) {
-  return g_compact_literals ? PrintShapedLiteral(literal) : PrintLiteralAsXla(literal);
+std::string LiteralText(const Literal& literal, bool compact) {
+  return compact ? PrintShapedLiteral(literal) : PrintLiteralAsXla(literal);
 }
 
-bool PrintDevices(const ReplayIteration& it, const Computation& entry, bool print_literals) {
+bool PrintDevices(const ReplayIteration& it, const Computation& entry, bool print_literals,
+                  bool compact) {
   bool ok = true;
   auto indent = [](const std::string& text) {
     std::string out;
@@ -118,11 +117,11 @@ bool PrintDevices(const ReplayIteration& it, const Computation& entry, bool prin
       const std::vector<Literal>& args = dev.arguments.empty() ? it.arguments : dev.arguments;
       for (size_t a = 0; a < args.size(); ++a) {
         std::cout << "      argument " << a << " (" << entry.parameter(a)->name()
-                  << "): " << LiteralText(args[a]) << "\n";
+                  << "): " << LiteralText(args[a], compact) << "\n";
       }
-      std::cout << "      result: " << LiteralText(dev.result) << "\n";
+      std::cout << "      result: " << LiteralText(dev.result, compact) << "\n";
       if (dev.reference_result) {
-        std::cout << "      reference result: " << LiteralText(*dev.reference_result)
+        std::cout << "      reference result: " << LiteralText(*dev.reference_result, compact)
                   << "\n";
       }
     }
@@ -319,7 +318,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
   if (literal_format != "xla" && literal_format != "compact") {
     return usage_error("--literal_format must be xla or compact");
   }
-  g_compact_literals = literal_format == "compact";
+  const bool compact_literals = literal_format == "compact";
   const std::string input_format = args.Get("input_format", "");
   if (!input_format.empty() && input_format != "hlo" && input_format != "pb" &&
       input_format != "pbtxt" && input_format != "snapshot" &&
@@ -466,18 +465,21 @@ int RunReplay(const std::vector<std::string>& argv_in) {
         if (it.reference_result) std::cout << ", reference run " << Ms(it.reference_seconds);
         std::cout << "\n";
         if (!it.devices.empty()) {
-          if (!PrintDevices(it, *om.module->entry(), print_literals)) exit_code = kInputError;
+          if (!PrintDevices(it, *om.module->entry(), print_literals, compact_literals)) {
+            exit_code = kInputError;
+          }
           continue;
         }
         if (print_literals) {
           const Computation* entry = om.module->entry();
           for (size_t a = 0; a < it.arguments.size(); ++a) {
             std::cout << "  argument " << a << " (" << entry->parameter(a)->name()
-                      << "): " << LiteralText(it.arguments[a]) << "\n";
+                      << "): " << LiteralText(it.arguments[a], compact_literals) << "\n";
           }
-          std::cout << "  result: " << LiteralText(it.result) << "\n";
+          std::cout << "  result: " << LiteralText(it.result, compact_literals) << "\n";
           if (it.reference_result) {
-            std::cout << "  reference result: " << LiteralText(*it.reference_result) << "\n";
+            std::cout << "  reference result: "
+                      << LiteralText(*it.reference_result, compact_literals) << "\n";
           }
         }
         if (it.comparison) {

@@ -1,5 +1,7 @@
 #include "core/ir/opcode.h"
 
+#include <string>
+
 #include <array>
 
 #include "absl/container/flat_hash_map.h"
@@ -123,6 +125,16 @@ bool IsAsyncCollectiveDone(Opcode op) {
   return op == Opcode::kAllGatherDone || op == Opcode::kAllReduceDone ||
          op == Opcode::kCollectivePermuteDone || op == Opcode::kCopyDone ||
          op == Opcode::kSendDone || op == Opcode::kRecvDone;
+}
+
+bool CanBeAsyncSugar(Opcode op) {
+  if (op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kAsyncStart ||
+      op == Opcode::kAsyncUpdate || op == Opcode::kAsyncDone) {
+    return false;
+  }
+  const std::string name(OpcodeName(op));
+  return !ParseOpcode(name + "-start") && !ParseOpcode(name + "-update") &&
+         !ParseOpcode(name + "-done");
 }
 
 }  // namespace hlowb

@@ -182,6 +182,9 @@ bool OpcodeShapeIsInferable(Opcode op);
 // The -start/-done pair opcodes native to XLA (all-reduce-start, copy-start, ...).
 bool IsAsyncCollectiveStart(Opcode op);
 bool IsAsyncCollectiveDone(Opcode op);
+// Whether `<op>-start` / `-update` / `-done` text is asynchronous syntax sugar for `op`: no
+// opcode of those names exists, and `op` is not a parameter, a constant or an async opcode.
+bool CanBeAsyncSugar(Opcode op);
 
 }  // namespace hlowb
 

@@ -14,6 +14,7 @@
 #include "core/proto/hlo.pb.h"
 #include "core/proto/xla_data.pb.h"
 #include "core/support/strings.h"
+#include "core/text/printer.h"
 #include "google/protobuf/descriptor.h"
 
 namespace hlowb {
@@ -973,29 +974,13 @@ void EncodeIndexAndDimensions(const Instruction& instr, xla::HloInstructionProto
 
 namespace {
 
-// XLA prints an async-start as "<op>-start" sugar when it wraps exactly one instruction over
-// its parameters, of an opcode without native start/done forms; its updates and dones follow.
+// XLA prints an async-start as "<op>-start" sugar when it wraps one instruction
+// (AsyncWrappedInstruction); its updates and dones follow the start.
 bool XlaPrintsAsyncSugar(const Instruction& i) {
   if (i.opcode() == Opcode::kAsyncUpdate || i.opcode() == Opcode::kAsyncDone) {
     return i.operand_count() == 1 && i.operand(0) != nullptr && i.operand(0)->async_sugar();
   }
-  if (i.opcode() != Opcode::kAsyncStart) return false;
-  if (i.called_computations().size() != 1 || i.called_computations()[0] == nullptr) return false;
-  const Computation* c = i.called_computations()[0];
-  const Instruction* root = c->root();
-  if (root == nullptr || c->instruction_count() != root->operand_count() + 1 ||
-      root->operand_count() != i.operand_count() || root->opcode() == Opcode::kParameter) {
-    return false;
-  }
-  for (int k = 0; k < root->operand_count(); ++k) {
-    const Instruction* op = root->operand(k);
-    if (op == nullptr || op->opcode() != Opcode::kParameter || op->parameter_number() != k) {
-      return false;
-    }
-  }
-  const std::string_view name = OpcodeName(root->opcode());
-  return !ParseOpcode(StrCat(name, "-start")) && !ParseOpcode(StrCat(name, "-done")) &&
-         !ParseOpcode(StrCat(name, "-update"));
+  return AsyncWrappedInstruction(i) != nullptr;
 }
 
 }  // namespace

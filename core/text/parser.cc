@@ -607,11 +607,7 @@ bool Parser::ParseInstructionBody(Computation* comp,
       }
       std::optional<Opcode> wrapped =
           ParseOpcode(opcode_text.substr(0, opcode_text.size() - suffix.size()));
-      if (!wrapped || *wrapped == Opcode::kParameter || *wrapped == Opcode::kConstant ||
-          *wrapped == Opcode::kAsyncStart || *wrapped == Opcode::kAsyncUpdate ||
-          *wrapped == Opcode::kAsyncDone) {
-        continue;
-      }
+      if (!wrapped || !CanBeAsyncSugar(*wrapped)) continue;
       opcode = async_op;
       sugar_wrapped = *wrapped;
       sugar = true;

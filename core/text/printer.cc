@@ -385,8 +385,33 @@ bool NeedsSigil(std::string_view name) {
          name == "false" || name == "nan" || ParsePrimitiveType(name).has_value();
 }
 
-// For async-start/update/done read from "<op>-start" sugar: the wrapped <op> (the start's
-// called computation's root), so that they print back as the sugar; nullptr otherwise.
+}  // namespace
+
+const Instruction* AsyncWrappedInstruction(const Instruction& start) {
+  if (start.opcode() != Opcode::kAsyncStart || start.called_computations().size() != 1 ||
+      start.called_computations()[0] == nullptr) {
+    return nullptr;
+  }
+  const Computation* called = start.called_computations()[0];
+  const Instruction* root = called->root();
+  if (root == nullptr || !CanBeAsyncSugar(root->opcode()) ||
+      root->operand_count() != start.operand_count() ||
+      called->instruction_count() != root->operand_count() + 1) {
+    return nullptr;
+  }
+  for (int k = 0; k < root->operand_count(); ++k) {
+    const Instruction* op = root->operand(k);
+    if (op == nullptr || op->opcode() != Opcode::kParameter || op->parameter_number() != k) {
+      return nullptr;
+    }
+  }
+  return root;
+}
+
+namespace {
+
+// For async-start/update/done marked as sugar: the wrapped instruction, so that they print as
+// `<op>-start` / `-update` / `-done`; nullptr otherwise.
 const Instruction* AsyncSugarWrapped(const Instruction& instr) {
   if (!instr.async_sugar()) return nullptr;
   const Instruction* start = &instr;
@@ -394,15 +419,7 @@ const Instruction* AsyncSugarWrapped(const Instruction& instr) {
          start->operand_count() == 1 && start->operand(0) != nullptr) {
     start = start->operand(0);
   }
-  if (start->opcode() != Opcode::kAsyncStart || start->called_computations().size() != 1 ||
-      start->called_computations()[0] == nullptr) {
-    return nullptr;
-  }
-  const Computation* called = start->called_computations()[0];
-  const Instruction* root = called->root();
-  // Only a computation that is exactly <op> over its parameters is sugar.
-  if (root == nullptr || called->instruction_count() != root->operand_count() + 1) return nullptr;
-  return root;
+  return AsyncWrappedInstruction(*start);
 }
 
 class InstructionPrinter {

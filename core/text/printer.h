@@ -42,6 +42,12 @@ struct PrintOptions {
   }
 };
 
+// For an async-start: the instruction it wraps when its computation is exactly that one
+// instruction over the computation's parameters in order, of an opcode that can be written as
+// `<op>-start` sugar (CanBeAsyncSugar); nullptr otherwise. XLA prints such starts, and their
+// updates and dones, as the sugar.
+const Instruction* AsyncWrappedInstruction(const Instruction& start);
+
 // The print options a module's text was written with, read off the text itself: the long or
 // the short form (`%` names and computation signatures), and whether operands carry their
 // shapes. Printing the parsed module with them gives back what XLA wrote. Text without a
