@@ -262,6 +262,7 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     }
     XlaCpuOptions xo;
     xo.timeout_seconds = options_.xla_cpu_timeout_seconds;
+    xo.ffi_handlers = options_.xla_cpu_ffi_handlers;
     xo.cancel = cancel;
     xo.elided_constant = elided_constant;
     auto run = RunOnXlaCpu(module_, args, xo);

@@ -39,6 +39,7 @@
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
 #include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/compare/compare.h"
 #include "replay/evaluator/evaluator.h"
 #include "replay/data/literals_file.h"
@@ -102,6 +103,8 @@ struct ReplayOptions {
   CustomCallHook custom_call;
   // The xla-cpu platform's helper process is killed after this long (per run).
   double xla_cpu_timeout_seconds = 600;
+  // The user's FFI handlers, registered in XLA too when the xla-cpu platform runs.
+  std::vector<XlaFfiHandler> xla_cpu_ffi_handlers;
   // The cpu platform's compilation: kernel cache, dumps, passes' flags, threads.
   // run_hlo_passes is taken from run_test_hlo_passes / run_reference_hlo_passes.
   CpuCompileOptions cpu;

@@ -44,7 +44,7 @@ constexpr char kUsage[] =
     "usage: hlowb bundle FILE -o DIR [--platform=interpreter] [--reference_platform=P]\n"
     "         [--force_fake_data] [--seed=S] [--abs_error_bound=X] [--rel_error_bound=X]\n"
     "         [--input_literals_file=F] [--use_large_float_range]\n"
-    "         [--custom_call_fallback=error|zeros|snapshot]\n"
+    "         [--custom_call_fallback=error|zeros|snapshot] [--custom_call_library=LIB.so,...]\n"
     "Replays FILE once and writes a bug-report folder: the module (text and proto), a snapshot\n"
     "with the arguments used, the flags, the platform, the mismatch and NaN/Inf report, and a\n"
     "README with commands for hlowb and for XLA's run_hlo_module.\n";
@@ -110,7 +110,8 @@ int RunBundle(const std::vector<std::string>& argv) {
   std::string error;
   if (!ParseArgs(argv, {"force_fake_data", "use_large_float_range"},
                  {"o", "platform", "reference_platform", "seed", "abs_error_bound",
-                  "rel_error_bound", "input_literals_file", "custom_call_fallback"},
+                  "rel_error_bound", "input_literals_file", "custom_call_fallback",
+                  "custom_call_library"},
                  &args, &error) ||
       args.positional.size() != 1 || !args.Has("o")) {
     std::cerr << "hlowb bundle: " << (error.empty() ? "expected FILE and -o DIR" : error) << "\n"

@@ -66,6 +66,9 @@ constexpr char kUsage[] =
     "  DIR --module=M --bisect_passes  replay each pass state of a dump that changed the\n"
     "      program with before_optimizations' arguments; the first pass that diverges\n"
     "  --custom_call_fallback=error|zeros|snapshot  custom calls without a handler\n"
+    "  --custom_call_library=LIB.so[,target=symbol,...]  run the typed-FFI custom calls with\n"
+    "      the XLA FFI handlers in LIB (built against jax.ffi.include_dir()'s headers); a\n"
+    "      target's handler is the symbol of its own name unless mapped; repeatable\n"
     "  --host_transfers=error|zeros|fake  what the host sends to infeed and host recvs\n"
     "      (outfeed and host sends are dropped; the report names the instructions, per\n"
     "      device on several; fake data is seeded per device)\n";
@@ -180,7 +183,8 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "abs_error_bound", "rel_error_bound", "input_literals_file",
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
                   "num_replicas", "num_partitions", "hlo_argument_mode",
-                  "custom_call_fallback", "host_transfers", "module", "xla_dump_to",
+                  "custom_call_fallback", "custom_call_library", "host_transfers", "module",
+                  "xla_dump_to",
                   "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "profile",
                   "literal_format", "xla_cpu_helper_timeout"},
                  &args, &error) ||

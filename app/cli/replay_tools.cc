@@ -8,6 +8,7 @@
 #include "core/analysis/timeline.h"
 #include "core/support/strings.h"
 #include "plugins/builtin/builtin_plugins.h"
+#include "plugins/ffi/ffi_host.h"
 #include "replay/bisect/pass_bisect.h"
 #include "replay/compare/isolation.h"
 #include "replay/compare/nonfinite.h"
@@ -16,7 +17,7 @@ namespace hlowb::cli {
 
 absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> MakeCustomCallDispatcher(
     const Args& args, const std::string& platform, const Module& module,
-    const ReplayInputs& inputs) {
+    const ReplayInputs& inputs, std::vector<XlaFfiHandler>* ffi_handlers) {
   CustomCallDispatchOptions options;
   options.platform = platform;
   absl::StatusOr<CustomCallFallback> fallback =
@@ -31,7 +32,23 @@ absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> MakeCustomCallDispatcher(
           CustomCallOutputsFromResult(module, *inputs.literal_iterations[0].result);
     }
   }
-  return CustomCallDispatcher::Create(BuiltinCustomCallRegistry(), std::move(options));
+  CustomCallRegistry registry = BuiltinCustomCallRegistry();
+  // --custom_call_library=LIB.so[,target=symbol,...], repeatable: the user's XLA FFI handlers,
+  // in place of any built-in handler of the same target.
+  for (const auto& [name, value] : args.options) {
+    if (name != "custom_call_library") continue;
+    absl::StatusOr<FfiLibrarySpec> spec = ParseFfiLibrarySpec(value);
+    if (!spec.ok()) return spec.status();
+    absl::StatusOr<std::vector<FfiRegistration>> registered =
+        RegisterFfiLibrary(*spec, module, &registry);
+    if (!registered.ok()) return registered.status();
+    for (const FfiRegistration& r : *registered) {
+      std::cerr << "hlowb: custom call \"" << r.target << "\" runs " << r.symbol << " from "
+                << spec->path << " (XLA FFI " << r.handler_version << ")\n";
+      if (ffi_handlers) ffi_handlers->push_back({spec->path, r.target, r.symbol});
+    }
+  }
+  return CustomCallDispatcher::Create(std::move(registry), std::move(options));
 }
 
 void PrintCustomCallNotes(const ReplayToolOutcome& outcome) {
@@ -46,7 +63,8 @@ ReplayToolOutcome RunReplayTools(const Args& args, const std::string& label, con
                                  ReplayOptions* options) {
   ReplayToolOutcome outcome;
   absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> dispatcher =
-      MakeCustomCallDispatcher(args, compile_platform, module, inputs);
+      MakeCustomCallDispatcher(args, compile_platform, module, inputs,
+                               &options->xla_cpu_ffi_handlers);
   if (!dispatcher.ok()) {
     std::cerr << "hlowb replay: " << dispatcher.status().message() << "\n";
     outcome.handled = true;

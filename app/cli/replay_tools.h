@@ -20,10 +20,12 @@ namespace hlowb::cli {
 
 // The built-in custom-call handlers with the fallback --custom_call_fallback names (default
 // error). `platform` is the platform the module was compiled for ("" when unknown); values a
-// snapshot or literals file recorded feed the "snapshot" fallback.
+// snapshot or literals file recorded feed the "snapshot" fallback. Handlers of
+// --custom_call_library are registered too and, when `ffi_handlers` is given, listed there (the
+// xla-cpu platform registers them in XLA as well).
 absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> MakeCustomCallDispatcher(
     const Args& args, const std::string& platform, const Module& module,
-    const ReplayInputs& inputs);
+    const ReplayInputs& inputs, std::vector<XlaFfiHandler>* ffi_handlers = nullptr);
 
 struct ReplayToolOutcome {
   bool handled = false;  // the tool ran instead of the plain replay

@@ -847,7 +847,11 @@ void AppendShape(const Shape& shape, bool print_layout, std::string* out) {
     StrAppend(out, shape.dimension(i));
   }
   out->push_back(']');
-  if (print_layout && shape.has_layout()) out->append(PrintLayout(shape.layout()));
+  if (print_layout && shape.has_layout()) {
+    std::string layout = PrintLayout(shape.layout());
+    // Like XLA, a scalar's empty layout is not printed: XLA's parser takes no `{}` there.
+    if (shape.rank() != 0 || layout != "{}") out->append(layout);
+  }
 }
 
 std::string PrintShape(const Shape& shape, bool print_layout) {

@@ -49,6 +49,14 @@ absl::Status CustomCallRegistry::Register(CustomCallHandlerInfo info) {
   return absl::OkStatus();
 }
 
+absl::Status CustomCallRegistry::Override(CustomCallHandlerInfo info) {
+  for (auto it = handlers_.lower_bound({info.target, ""});
+       it != handlers_.end() && it->first.first == info.target;) {
+    it = handlers_.erase(it);
+  }
+  return Register(std::move(info));
+}
+
 const CustomCallHandlerInfo* CustomCallRegistry::Find(std::string_view target,
                                                       std::string_view platform) const {
   std::string t(target);

@@ -63,6 +63,9 @@ class CustomCallRegistry {
   // InvalidArgument for an empty target or a missing handler; AlreadyExists when the
   // (target, platform) pair is taken.
   absl::Status Register(CustomCallHandlerInfo info);
+  // Registers `info` in place of every handler of its target (on any platform): a user's own
+  // handler library wins over the built-in plugins. Same argument checks as Register.
+  absl::Status Override(CustomCallHandlerInfo info);
   // The handler for `target` on `platform` (any spelling NormalizeCustomCallPlatform takes).
   const CustomCallHandlerInfo* Find(std::string_view target, std::string_view platform) const;
   // Every handler, sorted by target then platform.

@@ -379,6 +379,16 @@ absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text,
   const ExchangeDir& d = **dir;
 
   std::string request = "hlowb-xla-cpu-request 1\nmodule module.hlo\n";
+  for (const XlaFfiHandler& h : options.ffi_handlers) {
+    if (h.target.find_first_of(" \t\n") != std::string::npos ||
+        h.symbol.find_first_of(" \t\n") != std::string::npos ||
+        h.library.find('\n') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          StrCat("FFI handler ", h.symbol, " for ", h.target, ": names with spaces cannot be "
+                 "passed to the xla-cpu helper"));
+    }
+    StrAppend(&request, "ffi ", h.target, " ", h.symbol, " ", h.library, "\n");
+  }
   int leaf_number = 0;
   for (size_t a = 0; a < arguments.size(); ++a) {
     std::vector<const Shape*> shapes;

@@ -32,8 +32,17 @@ inline constexpr char kXlaCpuPlatform[] = "xla-cpu";
 // second; the helper reports it).
 absl::StatusOr<std::string> FindXlaPython();
 
+// A user's XLA FFI handler for a custom-call target: registered in the helper's jax (with
+// jax.ffi.register_ffi_target) before compiling, so XLA runs the same handler our replay does.
+struct XlaFfiHandler {
+  std::string library;  // shared object path
+  std::string target;   // custom_call_target
+  std::string symbol;   // exported handler
+};
+
 struct XlaCpuOptions {
   std::string python;  // empty: FindXlaPython()
+  std::vector<XlaFfiHandler> ffi_handlers;
   double timeout_seconds = 600;
   const CancelToken* cancel = nullptr;
   // Values for constants whose data was elided (`{...}`); XLA would otherwise fill them with

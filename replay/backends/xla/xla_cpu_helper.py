@@ -85,11 +85,16 @@ def read_request(workdir, np, dtypes):
         raise Failure("bad_request", "%s is not a protocol %s request" % (path, PROTOCOL))
     module_file = None
     args = []
+    ffi = []
     for number, line in enumerate(lines[1:], start=2):
         words = line.split()
         if not words:
             continue
-        if words[0] == "module" and len(words) == 2:
+        if words[0] == "ffi" and len(words) >= 4:
+            # ffi TARGET SYMBOL LIBRARY-PATH (the path may hold spaces)
+            parts = line.split(None, 3)
+            ffi.append((parts[1], parts[2], parts[3]))
+        elif words[0] == "module" and len(words) == 2:
             module_file = os.path.join(workdir, words[1])
         elif words[0] == "arg" and len(words) == 4:
             type_name, dims, name = words[1], parse_dims(words[2]), words[3]
@@ -110,7 +115,31 @@ def read_request(workdir, np, dtypes):
     if module_file is None:
         raise Failure("bad_request", "%s names no module" % path)
     with open(module_file, encoding="utf-8") as f:
-        return f.read(), args
+        return f.read(), args, ffi
+
+
+def register_ffi_handlers(handlers, jax):
+    """Registers the user's FFI handlers (target, symbol, library) for XLA's CPU platform."""
+    if not handlers:
+        return
+    import ctypes
+    ffi_module = getattr(jax, "ffi", None)
+    if ffi_module is None or not hasattr(ffi_module, "register_ffi_target"):
+        try:
+            from jax.extend import ffi as ffi_module
+        except ImportError:
+            raise Failure("unsupported_jaxlib",
+                          "this jax has no jax.ffi.register_ffi_target for FFI handlers")
+    libraries = {}
+    for target, symbol, path in handlers:
+        try:
+            lib = libraries.get(path) or ctypes.cdll.LoadLibrary(path)
+            libraries[path] = lib
+            capsule = ffi_module.pycapsule(getattr(lib, symbol))
+            ffi_module.register_ffi_target(target, capsule, platform="cpu")
+        except Exception as e:
+            raise Failure("xla_error", "cannot register FFI handler %s from %s for %s: %s" %
+                          (symbol, path, target, e))
 
 
 def compile_module(text, jax, jaxlib_version):
@@ -245,7 +274,8 @@ def main():
     try:
         dtypes = dtype_table(np, ml_dtypes)
         names = {np.dtype(t): n for n, t in dtypes.items()}
-        text, args = read_request(workdir, np, dtypes)
+        text, args, ffi = read_request(workdir, np, dtypes)
+        register_ffi_handlers(ffi, jax)
         start = time.perf_counter()
         executable, device, method = compile_module(text, jax, version)
         compile_seconds = time.perf_counter() - start

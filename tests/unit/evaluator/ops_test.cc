@@ -18,7 +18,7 @@ TEST(EvalShapeOps, ConstantParameterTupleGte) {
                 {"s32[2] {1, 2}"}),
             "f32[] 3");
   EXPECT_EQ(Op("(s32[2], pred[]) tuple(p0, p1)", {"s32[2]", "pred[]"}, {"s32[2] {1, 2}", "pred[] 1"}),
-            "(s32[2]{0}, pred[]{}) ({1, 2}, true)");
+            "(s32[2]{0}, pred[]) ({1, 2}, true)");
 }
 
 TEST(EvalShapeOps, BroadcastReshapeTranspose) {
