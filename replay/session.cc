@@ -211,17 +211,45 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                                      " had elided data ({...}); replayed with seeded fake data"));
   }
 
-  if (grid->size() > 1 && (IsXlaCpu(options_.platform) || IsXlaCpu(options_.reference_platform))) {
-    return absl::UnimplementedError(
-        StrCat("the xla-cpu platform runs single-device modules only; this one needs ",
-               grid->size(), " devices (", grid->num_replicas, " replica(s) x ",
-               grid->num_partitions, " partition(s)); compare on the interpreter, or pass "
-               "--num_replicas=1 --num_partitions=1 for modules without collectives"));
-  }
   if (grid->size() > 1) {
+    // xla-cpu: every device in one helper run, XLA's host devices standing in for ours.
+    bool xla_compiled_md[2] = {false, false};
+    auto xla_run = [&](int r) {
+      CompiledRun run = compiled_run(r);
+      if (!IsXlaCpu(r == 0 ? options_.platform : options_.reference_platform)) return run;
+      run.external = [&, r](const std::vector<std::vector<Literal>>& lists, int iteration,
+                            double* seconds) -> absl::StatusOr<std::vector<Literal>> {
+        (void)iteration;
+        XlaCpuOptions xo;
+        xo.timeout_seconds = options_.xla_cpu_timeout_seconds;
+        xo.ffi_handlers = options_.xla_cpu_ffi_handlers;
+        xo.cancel = cancel;
+        if (options_.fake_elided_constants) {
+          const Module* module = &module_;
+          xo.elided_constant = [module, fake_options](const Instruction& instr) {
+            return MakeFakeElidedConstant(*module, instr, fake_options);
+          };
+        }
+        auto ran = RunOnXlaCpuDevices(module_, lists, grid->num_replicas, grid->num_partitions,
+                                      xo);
+        if (!ran.ok()) return ran.status();
+        *seconds = ran->run_seconds;
+        if (!xla_compiled_md[r]) {
+          xla_compiled_md[r] = true;
+          (r == 1 ? report.reference_compile_seconds : report.compile_seconds) =
+              ran->compile_seconds;
+          if (report.xla_optimized_module.empty()) {
+            report.xla_optimized_module = std::move(ran->optimized_module);
+            report.xla_jaxlib_version = ran->jaxlib_version;
+          }
+        }
+        return std::move(ran->results);
+      };
+      return run;
+    };
     absl::Status st =
         RunMultiDeviceIterations(module_, options_, inputs_, *grid, cancel, progress, &report,
-                                 compiled_run(0), compiled_run(1));
+                                 xla_run(0), xla_run(1));
     if (!st.ok()) return st;
     return report;
   }

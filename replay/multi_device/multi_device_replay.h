@@ -35,6 +35,12 @@ absl::StatusOr<DeviceGrid> ReplayDeviceGrid(const Module& module, const ReplayOp
 // session's, and the evaluator hook that hands instructions to its kernels (given the run's
 // elided-constant source). Empty members: the interpreter runs the session's module.
 struct CompiledRun {
+  // A platform that runs every device at once elsewhere (xla-cpu): given the argument lists
+  // (one per device, or one for all) and the iteration, each device's result; it sets the
+  // run's wall time. When set, the members below are unused.
+  std::function<absl::StatusOr<std::vector<Literal>>(const std::vector<std::vector<Literal>>&,
+                                                     int iteration, double* seconds)>
+      external;
   const Module* module = nullptr;
   std::function<decltype(EvaluatorOptions::compiled)(
       std::function<absl::StatusOr<Literal>(const Instruction&)>, ConstantCache*)>

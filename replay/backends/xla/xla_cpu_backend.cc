@@ -150,7 +150,8 @@ struct HelperResult {
   struct Leaf {
     std::string type, dims, file;
   };
-  std::vector<Leaf> leaves;
+  std::vector<Leaf> leaves;                      // device 0's (the only device's)
+  std::map<int64_t, std::vector<Leaf>> device_leaves;  // every device's, by device index
 };
 
 absl::StatusOr<HelperResult> ParseResultFile(const std::string& text, const std::string& path) {
@@ -158,6 +159,7 @@ absl::StatusOr<HelperResult> ParseResultFile(const std::string& text, const std:
   std::istringstream in(text);
   std::string line;
   int number = 0;
+  int64_t current_device = 0;
   while (std::getline(in, line)) {
     ++number;
     std::istringstream words(line);
@@ -172,12 +174,19 @@ absl::StatusOr<HelperResult> ParseResultFile(const std::string& text, const std:
       }
       continue;
     }
+    if (key == "device") {
+      if (!(words >> current_device) || current_device < 0) {
+        return absl::InternalError(StrCat(path, ":", number, ": malformed device line"));
+      }
+      continue;
+    }
     if (key == "leaf") {
       HelperResult::Leaf leaf;
       if (!(words >> leaf.type >> leaf.dims >> leaf.file)) {
         return absl::InternalError(StrCat(path, ":", number, ": malformed leaf line '", line, "'"));
       }
-      r.leaves.push_back(std::move(leaf));
+      if (current_device == 0) r.leaves.push_back(leaf);
+      r.device_leaves[current_device].push_back(std::move(leaf));
       continue;
     }
     std::string value;
@@ -359,10 +368,21 @@ absl::StatusOr<std::string> FindXlaPython() {
              kHowToGetJax));
 }
 
-absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text,
-                                             const Shape& result_shape,
-                                             const std::vector<Literal>& arguments,
-                                             const XlaCpuOptions& options) {
+absl::StatusOr<XlaCpuDevicesRun> RunHloTextOnXlaCpuDevices(
+    const std::string& hlo_text, const Shape& result_shape,
+    const std::vector<std::vector<Literal>>& device_arguments, int64_t num_replicas,
+    int64_t num_partitions, const XlaCpuOptions& options) {
+  const int64_t num_devices = num_replicas * num_partitions;
+  if (num_replicas < 1 || num_partitions < 1 || num_devices > kMaxXlaCpuDevices) {
+    return absl::InvalidArgumentError(StrCat("the xla-cpu platform runs 1 to ", kMaxXlaCpuDevices,
+                                             " devices; asked for ", num_replicas, " replica(s) x ",
+                                             num_partitions, " partition(s)"));
+  }
+  if (device_arguments.size() != 1 &&
+      static_cast<int64_t>(device_arguments.size()) != num_devices) {
+    return absl::InvalidArgumentError(StrCat("argument lists for ", device_arguments.size(),
+                                             " devices; the run has ", num_devices));
+  }
   std::vector<const Shape*> result_leaves;
   if (absl::Status st = CollectLeaves(result_shape, "the module's result", &result_leaves);
       !st.ok()) {
@@ -379,6 +399,7 @@ absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text,
   const ExchangeDir& d = **dir;
 
   std::string request = "hlowb-xla-cpu-request 1\nmodule module.hlo\n";
+  if (num_devices > 1) StrAppend(&request, "devices ", num_replicas, " ", num_partitions, "\n");
   for (const XlaFfiHandler& h : options.ffi_handlers) {
     if (h.target.find_first_of(" \t\n") != std::string::npos ||
         h.symbol.find_first_of(" \t\n") != std::string::npos ||
@@ -390,22 +411,29 @@ absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text,
     StrAppend(&request, "ffi ", h.target, " ", h.symbol, " ", h.library, "\n");
   }
   int leaf_number = 0;
-  for (size_t a = 0; a < arguments.size(); ++a) {
-    std::vector<const Shape*> shapes;
-    if (absl::Status st = CollectLeaves(arguments[a].shape(), StrCat("argument ", a), &shapes);
-        !st.ok()) {
-      return st;
-    }
-    std::vector<const Literal*> leaves;
-    CollectLiteralLeaves(arguments[a], &leaves);
-    for (const Literal* leaf : leaves) {
-      if (leaf->elided()) {
-        return absl::InvalidArgumentError(StrCat("argument ", a, " has no data (elided)"));
+  for (size_t list = 0; list < device_arguments.size(); ++list) {
+    const std::vector<Literal>& arguments = device_arguments[list];
+    // One list: every device's arguments; several: device `list`'s.
+    if (device_arguments.size() > 1) StrAppend(&request, "device ", list, "\n");
+    for (size_t a = 0; a < arguments.size(); ++a) {
+      std::vector<const Shape*> shapes;
+      if (absl::Status st = CollectLeaves(arguments[a].shape(), StrCat("argument ", a), &shapes);
+          !st.ok()) {
+        return st;
       }
-      std::string name = StrCat("arg", leaf_number++, ".bin");
-      if (absl::Status st = WriteStringToFile(d.File(name), LeafBytes(*leaf)); !st.ok()) return st;
-      StrAppend(&request, "arg ", PrimitiveTypeName(leaf->shape().element_type()), " ",
-                DimsText(leaf->shape()), " ", name, "\n");
+      std::vector<const Literal*> leaves;
+      CollectLiteralLeaves(arguments[a], &leaves);
+      for (const Literal* leaf : leaves) {
+        if (leaf->elided()) {
+          return absl::InvalidArgumentError(StrCat("argument ", a, " has no data (elided)"));
+        }
+        std::string name = StrCat("arg", leaf_number++, ".bin");
+        if (absl::Status st = WriteStringToFile(d.File(name), LeafBytes(*leaf)); !st.ok()) {
+          return st;
+        }
+        StrAppend(&request, "arg ", PrimitiveTypeName(leaf->shape().element_type()), " ",
+                  DimsText(leaf->shape()), " ", name, "\n");
+      }
     }
   }
   for (auto [name, contents] : {std::pair<const char*, const std::string*>{"module.hlo", &hlo_text},
@@ -445,20 +473,25 @@ absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text,
                                       message));
   }
 
-  if (parsed->leaves.size() != result_leaves.size()) {
-    return absl::InternalError(StrCat("XLA returned ", parsed->leaves.size(), " result array(s); "
-                                      "the module's root has ", result_leaves.size()));
-  }
-  XlaCpuRun run;
-  Shape shape = result_shape;
-  run.result = Literal(shape);
-  std::vector<Literal*> out_leaves;
-  CollectMutableLeaves(&run.result, &out_leaves);
-  for (size_t i = 0; i < out_leaves.size(); ++i) {
-    if (absl::Status st = ReadLeaf(d, parsed->leaves[i], static_cast<int>(i), out_leaves[i]);
-        !st.ok()) {
-      return st;
+  XlaCpuDevicesRun run;
+  for (int64_t device = 0; device < num_devices; ++device) {
+    auto found = parsed->device_leaves.find(device);
+    const size_t got = found == parsed->device_leaves.end() ? 0 : found->second.size();
+    if (got != result_leaves.size()) {
+      return absl::InternalError(StrCat("XLA returned ", got, " result array(s)",
+                                        num_devices > 1 ? StrCat(" for device ", device) : "",
+                                        "; the module's root has ", result_leaves.size()));
     }
+    Literal result(result_shape);
+    std::vector<Literal*> out_leaves;
+    CollectMutableLeaves(&result, &out_leaves);
+    for (size_t i = 0; i < out_leaves.size(); ++i) {
+      if (absl::Status st = ReadLeaf(d, found->second[i], static_cast<int>(i), out_leaves[i]);
+          !st.ok()) {
+        return st;
+      }
+    }
+    run.results.push_back(std::move(result));
   }
   run.compile_seconds = ParseSeconds(parsed->fields, "compile_seconds");
   run.run_seconds = ParseSeconds(parsed->fields, "run_seconds");
@@ -471,8 +504,45 @@ absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text,
   return run;
 }
 
-absl::StatusOr<XlaCpuRun> RunOnXlaCpu(const Module& module, const std::vector<Literal>& arguments,
-                                      const XlaCpuOptions& options) {
+absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text,
+                                             const Shape& result_shape,
+                                             const std::vector<Literal>& arguments,
+                                             const XlaCpuOptions& options) {
+  std::vector<std::vector<Literal>> lists;
+  lists.push_back(arguments);
+  auto devices = RunHloTextOnXlaCpuDevices(hlo_text, result_shape, lists, 1, 1, options);
+  if (!devices.ok()) return devices.status();
+  XlaCpuRun run;
+  run.result = std::move(devices->results[0]);
+  run.compile_seconds = devices->compile_seconds;
+  run.run_seconds = devices->run_seconds;
+  run.optimized_module = std::move(devices->optimized_module);
+  run.jaxlib_version = std::move(devices->jaxlib_version);
+  run.method = std::move(devices->method);
+  run.exchange_dir = std::move(devices->exchange_dir);
+  return run;
+}
+
+namespace {
+
+// Manual sharding for a value of `shape` (a tuple sharding of manual leaves for tuples).
+Sharding ManualSharding(const Shape& shape) {
+  Sharding s;
+  if (shape.IsTuple()) {
+    s.type = ShardingType::kTuple;
+    for (const Shape& e : shape.tuple_shapes()) s.tuple_elements.push_back(ManualSharding(e));
+    return s;
+  }
+  s.type = ShardingType::kManual;
+  return s;
+}
+
+// The text the helper compiles: metadata dropped, elided constants given the caller's values
+// and, for a run over several partitions, every instruction marked manually sharded, so XLA's
+// SPMD partitioner (required for more than one partition) leaves the per-device program as it
+// is, which is what our multi-device replay runs on every device.
+absl::StatusOr<std::string> HelperText(const Module& module, const XlaCpuOptions& options,
+                                       bool manual) {
   if (module.entry() == nullptr || module.entry()->root() == nullptr) {
     return absl::InvalidArgumentError("the module has no entry computation to run on xla-cpu");
   }
@@ -490,40 +560,57 @@ absl::StatusOr<XlaCpuRun> RunOnXlaCpu(const Module& module, const std::vector<Li
       }
     }
   }
-  if (has_elided) {
-    if (!options.elided_constant) {
-      return absl::InvalidArgumentError(
-          "the module has constants with elided data ({...}) and no values were given for them");
-    }
-    auto copy = ParseModule(text);
-    if (!copy.ok()) {
-      return absl::InternalError(StrCat("re-reading the printed module failed: ",
-                                        copy.status().message()));
-    }
-    std::map<std::string, const Instruction*> originals;
-    for (const auto& comp : module.computations()) {
-      for (const Instruction* instr : comp->instructions()) {
-        originals[StrCat(comp->name(), "/", instr->name())] = instr;
-      }
-    }
-    for (const auto& comp : (*copy)->computations()) {
-      for (Instruction* instr : comp->instructions()) {
-        if (instr->opcode() != Opcode::kConstant || instr->literal() == nullptr ||
-            !instr->literal()->elided()) {
-          continue;
-        }
-        auto it = originals.find(StrCat(comp->name(), "/", instr->name()));
-        if (it == originals.end()) {
-          return absl::InternalError(StrCat("constant ", instr->name(), " vanished on re-reading"));
-        }
-        auto value = options.elided_constant(*it->second);
-        if (!value.ok()) return value.status();
-        instr->set_literal(std::make_unique<Literal>(std::move(*value)));
-      }
-    }
-    text = PrintModule(**copy, print);
+  if (has_elided && !options.elided_constant) {
+    return absl::InvalidArgumentError(
+        "the module has constants with elided data ({...}) and no values were given for them");
   }
-  return RunHloTextOnXlaCpu(text, module.entry()->root()->shape(), arguments, options);
+  if (!has_elided && !manual) return text;
+  auto copy = ParseModule(text);
+  if (!copy.ok()) {
+    return absl::InternalError(StrCat("re-reading the printed module failed: ",
+                                      copy.status().message()));
+  }
+  std::map<std::string, const Instruction*> originals;
+  for (const auto& comp : module.computations()) {
+    for (const Instruction* instr : comp->instructions()) {
+      originals[StrCat(comp->name(), "/", instr->name())] = instr;
+    }
+  }
+  for (const auto& comp : (*copy)->computations()) {
+    for (Instruction* instr : comp->instructions()) {
+      if (manual) instr->set_sharding(std::make_unique<Sharding>(ManualSharding(instr->shape())));
+      if (instr->opcode() != Opcode::kConstant || instr->literal() == nullptr ||
+          !instr->literal()->elided()) {
+        continue;
+      }
+      auto it = originals.find(StrCat(comp->name(), "/", instr->name()));
+      if (it == originals.end()) {
+        return absl::InternalError(StrCat("constant ", instr->name(), " vanished on re-reading"));
+      }
+      auto value = options.elided_constant(*it->second);
+      if (!value.ok()) return value.status();
+      instr->set_literal(std::make_unique<Literal>(std::move(*value)));
+    }
+  }
+  return PrintModule(**copy, print);
+}
+
+}  // namespace
+
+absl::StatusOr<XlaCpuRun> RunOnXlaCpu(const Module& module, const std::vector<Literal>& arguments,
+                                      const XlaCpuOptions& options) {
+  auto text = HelperText(module, options, /*manual=*/false);
+  if (!text.ok()) return text.status();
+  return RunHloTextOnXlaCpu(*text, module.entry()->root()->shape(), arguments, options);
+}
+
+absl::StatusOr<XlaCpuDevicesRun> RunOnXlaCpuDevices(
+    const Module& module, const std::vector<std::vector<Literal>>& device_arguments,
+    int64_t num_replicas, int64_t num_partitions, const XlaCpuOptions& options) {
+  auto text = HelperText(module, options, /*manual=*/num_partitions > 1);
+  if (!text.ok()) return text.status();
+  return RunHloTextOnXlaCpuDevices(*text, module.entry()->root()->shape(), device_arguments,
+                                   num_replicas, num_partitions, options);
 }
 
 }  // namespace hlowb

@@ -72,6 +72,30 @@ struct XlaCpuRun {
 absl::StatusOr<XlaCpuRun> RunOnXlaCpu(const Module& module, const std::vector<Literal>& arguments,
                                       const XlaCpuOptions& options = {});
 
+// Several devices: one result per device, device d being replica d / num_partitions and
+// partition d % num_partitions (XLA's device assignment [replica][partition] = d).
+// `device_arguments` holds one list for every device or one list per device. The helper runs
+// XLA's CPU client with that many host devices; with more than one partition the module is
+// compiled as the per-device program it is (every instruction manually sharded), as our
+// multi-device replay runs it.
+inline constexpr int64_t kMaxXlaCpuDevices = 64;
+struct XlaCpuDevicesRun {
+  std::vector<Literal> results;  // by device
+  double compile_seconds = 0;
+  double run_seconds = 0;  // one execution on all devices
+  std::string optimized_module;
+  std::string jaxlib_version;
+  std::string method;
+  std::string exchange_dir;
+};
+absl::StatusOr<XlaCpuDevicesRun> RunOnXlaCpuDevices(
+    const Module& module, const std::vector<std::vector<Literal>>& device_arguments,
+    int64_t num_replicas, int64_t num_partitions, const XlaCpuOptions& options = {});
+absl::StatusOr<XlaCpuDevicesRun> RunHloTextOnXlaCpuDevices(
+    const std::string& hlo_text, const Shape& result_shape,
+    const std::vector<std::vector<Literal>>& device_arguments, int64_t num_replicas,
+    int64_t num_partitions, const XlaCpuOptions& options = {});
+
 // Same, for HLO text that is already printed.
 absl::StatusOr<XlaCpuRun> RunHloTextOnXlaCpu(const std::string& hlo_text, const Shape& result_shape,
                                              const std::vector<Literal>& arguments,

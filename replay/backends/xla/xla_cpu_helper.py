@@ -6,6 +6,10 @@
 # WORKDIR/request.txt (written by hlowb, replay/backends/xla/xla_cpu_backend.cc):
 #   hlowb-xla-cpu-request 1
 #   module module.hlo
+#   ffi TARGET SYMBOL LIBRARY   a user's XLA FFI handler to register before compiling
+#   devices R P                 optional: R replicas x P partitions (device d = r * P + p)
+#   device D                    optional: the arg lines after it are device D's (without any
+#                               device line, the args are every device's)
 #   arg TYPE DIMS FILE          one line per array leaf of the parameters, in parameter order
 #                               (tuple parameters flattened depth-first); TYPE is the XLA name
 #                               (f32, bf16, s4, ...), DIMS "2x3" or "scalar", FILE raw
@@ -17,11 +21,15 @@
 #   method HOW-THE-MODULE-WAS-COMPILED
 #   compile_seconds S
 #   run_seconds S
+#   device D                    on several devices: the leaf lines after it are device D's
 #   leaf TYPE DIMS FILE         one line per array leaf of the result, depth-first
 # WORKDIR/message.txt: the error text (XLA's own message for xla_error).
 # WORKDIR/optimized.hlo: XLA's optimized module, when compilation succeeded.
 #
-# It does not retry, cache compilations or run on more than one device; hlowb owns timeouts.
+# Several devices run as XLA host devices (--xla_force_host_platform_device_count); with more
+# than one partition the module is compiled with SPMD partitioning on, and hlowb marks every
+# instruction manually sharded so the per-device program stays as it is.
+# It does not retry or cache compilations; hlowb owns timeouts.
 import os
 import sys
 import time
@@ -84,8 +92,10 @@ def read_request(workdir, np, dtypes):
     if not lines or lines[0].split() != ["hlowb-xla-cpu-request", PROTOCOL]:
         raise Failure("bad_request", "%s is not a protocol %s request" % (path, PROTOCOL))
     module_file = None
-    args = []
     ffi = []
+    devices = (1, 1)
+    device_args = {}  # device -> leaves; key None: every device's
+    current = None
     for number, line in enumerate(lines[1:], start=2):
         words = line.split()
         if not words:
@@ -94,6 +104,10 @@ def read_request(workdir, np, dtypes):
             # ffi TARGET SYMBOL LIBRARY-PATH (the path may hold spaces)
             parts = line.split(None, 3)
             ffi.append((parts[1], parts[2], parts[3]))
+        elif words[0] == "devices" and len(words) == 3:
+            devices = (int(words[1]), int(words[2]))
+        elif words[0] == "device" and len(words) == 2:
+            current = int(words[1])
         elif words[0] == "module" and len(words) == 2:
             module_file = os.path.join(workdir, words[1])
         elif words[0] == "arg" and len(words) == 4:
@@ -109,13 +123,26 @@ def read_request(workdir, np, dtypes):
             if data.size != count:
                 raise Failure("bad_request", "%s holds %d elements, not %d" %
                               (name, data.size, count))
-            args.append(data.reshape(dims))
+            device_args.setdefault(current, []).append(data.reshape(dims))
         else:
             raise Failure("bad_request", "%s:%d: cannot read '%s'" % (path, number, line))
     if module_file is None:
         raise Failure("bad_request", "%s names no module" % path)
     with open(module_file, encoding="utf-8") as f:
-        return f.read(), args, ffi
+        return f.read(), device_args, ffi, devices
+
+
+def device_count_from_request(workdir):
+    """R * P from request.txt's devices line (read before jax is imported); 1 without one."""
+    try:
+        with open(os.path.join(workdir, "request.txt"), encoding="utf-8") as f:
+            for line in f:
+                words = line.split()
+                if len(words) == 3 and words[0] == "devices":
+                    return int(words[1]) * int(words[2])
+    except (OSError, ValueError):
+        pass
+    return 1
 
 
 def register_ffi_handlers(handlers, jax):
@@ -142,10 +169,17 @@ def register_ffi_handlers(handlers, jax):
                           (symbol, path, target, e))
 
 
-def compile_module(text, jax, jaxlib_version):
-    """Returns (executable, device, method). Tries the APIs that jaxlib releases offered."""
+def compile_module(text, jax, jaxlib_version, devices=(1, 1)):
+    """Returns (executable, device list, method). Tries the APIs that jaxlib releases offered."""
     from jax._src.lib import xla_client as xc
-    device = jax.devices("cpu")[0]
+    replicas, partitions = devices
+    count = replicas * partitions
+    cpu_devices = jax.devices("cpu")
+    if len(cpu_devices) < count:
+        raise Failure("xla_error", "XLA offers %d host devices; the run needs %d" %
+                      (len(cpu_devices), count))
+    device_list = cpu_devices[:count]
+    device = device_list[0]
     client = device.client
     api_errors = []
 
@@ -186,11 +220,22 @@ def compile_module(text, jax, jaxlib_version):
             raise Failure("xla_error", str(e))
         if stablehlo is not None:
             options = xc.CompileOptions()
+            if count > 1:
+                import numpy as np
+                build = options.executable_build_options
+                build.num_replicas = replicas
+                build.num_partitions = partitions
+                build.use_spmd_partitioning = partitions > 1
+                build.device_assignment = xc.DeviceAssignment.create(
+                    np.array([[d.id for d in device_list[r * partitions:(r + 1) * partitions]]
+                              for r in range(replicas)]))
             attempts = []
             if hasattr(client, "compile_and_load") and hasattr(xc, "DeviceList"):
                 attempts.append(("compile_and_load(stablehlo)", lambda: client.compile_and_load(
-                    stablehlo, xc.DeviceList((device,)), options)))
-            if hasattr(client, "compile"):
+                    stablehlo, xc.DeviceList(tuple(device_list)), options)))
+            if count > 1:
+                attempts = attempts[:1]
+            elif hasattr(client, "compile"):
                 if hasattr(xc, "DeviceList"):
                     attempts.append(("compile(stablehlo, devices)", lambda: client.compile(
                         stablehlo, xc.DeviceList((device,)), options)))
@@ -208,13 +253,17 @@ def compile_module(text, jax, jaxlib_version):
                                                                       "execute_sharded"):
                     api_errors.append("%s: returned an unloaded executable" % method)
                     continue
-                return executable, device, method
+                return executable, device_list, method
 
+    if count > 1:
+        raise Failure("unsupported_jaxlib",
+                      "jaxlib %s: several devices need compile_and_load on a device list:\n  %s"
+                      % (jaxlib_version, "\n  ".join(api_errors)))
     # Older jaxlib: an XlaComputation straight into the client's compile.
     if hasattr(xc, "XlaComputation") and hasattr(client, "compile"):
         try:
             computation = xc.XlaComputation(proto)
-            return client.compile(computation, xc.CompileOptions()), device, \
+            return client.compile(computation, xc.CompileOptions()), device_list, \
                 "compile(XlaComputation)"
         except (TypeError, AttributeError) as e:
             api_errors.append("compile(XlaComputation): %s" % e)
@@ -226,20 +275,44 @@ def compile_module(text, jax, jaxlib_version):
                   (jaxlib_version, "\n  ".join(api_errors)))
 
 
-def execute(executable, device, args, jax, np):
-    """Runs once; returns the flat list of numpy results and the run time."""
-    buffers = [jax.device_put(a, device) for a in args]
+def execute(executable, device_list, device_args, jax, np):
+    """Runs once; returns, per device, the flat list of numpy results, and the run time."""
+    count = len(device_list)
+    if count == 1:
+        buffers = [jax.device_put(a, device_list[0]) for a in device_args.get(None) or
+                   device_args.get(0, [])]
+    else:
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+        # Each parameter as a global array of its per-device values: "replicated" only in
+        # name (the executable takes every device's buffer as that device's argument).
+        sharding = NamedSharding(Mesh(np.array(device_list), ("devices",)), PartitionSpec())
+        per_device = [device_args.get(d, device_args.get(None, [])) for d in range(count)]
+        buffers = []
+        for p in range(len(per_device[0])):
+            shards = [jax.device_put(per_device[d][p], device_list[d]) for d in range(count)]
+            buffers.append(jax.make_array_from_single_device_arrays(
+                per_device[0][p].shape, sharding, shards))
     start = time.perf_counter()
     if hasattr(executable, "execute_sharded"):
         results = executable.execute_sharded(buffers)
         per_output = results.disassemble_into_single_device_arrays()
-        outputs = [o[0] for o in per_output]
     else:
-        outputs = executable.execute(buffers)
-    for o in outputs:
-        o.block_until_ready()
+        per_output = [[o] for o in executable.execute(buffers)]
+    for arrays in per_output:
+        for a in arrays:
+            a.block_until_ready()
     seconds = time.perf_counter() - start
-    return [np.asarray(o) for o in outputs], seconds
+    index = {d.id: i for i, d in enumerate(device_list)}
+    outputs = [[None] * len(per_output) for _ in range(count)]
+    for k, arrays in enumerate(per_output):
+        if len(arrays) != count:
+            raise Failure("xla_error", "output %d came back from %d devices, not %d" %
+                          (k, len(arrays), count))
+        for position, a in enumerate(arrays):
+            devices = list(a.devices()) if hasattr(a, "devices") else []
+            d = index.get(devices[0].id, position) if len(devices) == 1 else position
+            outputs[d][k] = np.asarray(a)
+    return outputs, seconds
 
 
 def main():
@@ -248,6 +321,11 @@ def main():
         return 2
     workdir = sys.argv[1]
     result = ["hlowb-xla-cpu-result " + PROTOCOL]
+    count = device_count_from_request(workdir)
+    if count > 1:
+        # Host devices must be asked for before jax starts its CPU client.
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   " --xla_force_host_platform_device_count=%d" % count)
 
     def finish(status, message=""):
         if message:
@@ -274,10 +352,10 @@ def main():
     try:
         dtypes = dtype_table(np, ml_dtypes)
         names = {np.dtype(t): n for n, t in dtypes.items()}
-        text, args, ffi = read_request(workdir, np, dtypes)
+        text, device_args, ffi, devices = read_request(workdir, np, dtypes)
         register_ffi_handlers(ffi, jax)
         start = time.perf_counter()
-        executable, device, method = compile_module(text, jax, version)
+        executable, device_list, method = compile_module(text, jax, version, devices)
         compile_seconds = time.perf_counter() - start
         result.append("method " + method)
         result.append("compile_seconds %.9f" % compile_seconds)
@@ -287,18 +365,23 @@ def main():
         except Exception:  # The optimized text is a courtesy; results matter more.
             pass
         try:
-            outputs, run_seconds = execute(executable, device, args, jax, np)
+            outputs, run_seconds = execute(executable, device_list, device_args, jax, np)
         except Exception as e:
             raise Failure("xla_error", str(e))
         result.append("run_seconds %.9f" % run_seconds)
-        for i, out in enumerate(outputs):
-            out = np.asarray(out, order="C")  # ascontiguousarray would make scalars 1-d
-            if out.dtype not in names:
-                raise Failure("xla_error", "result %d has dtype %s, which hlowb cannot read" %
-                              (i, out.dtype))
-            name = "result%d.bin" % i
-            out.tofile(os.path.join(workdir, name))
-            result.append("leaf %s %s %s" % (names[out.dtype], format_dims(out.shape), name))
+        leaf_number = 0
+        for d, device_outputs in enumerate(outputs):
+            if len(outputs) > 1:
+                result.append("device %d" % d)
+            for i, out in enumerate(device_outputs):
+                out = np.asarray(out, order="C")  # ascontiguousarray would make scalars 1-d
+                if out.dtype not in names:
+                    raise Failure("xla_error", "result %d has dtype %s, which hlowb cannot read"
+                                  % (i, out.dtype))
+                name = "result%d.bin" % leaf_number
+                leaf_number += 1
+                out.tofile(os.path.join(workdir, name))
+                result.append("leaf %s %s %s" % (names[out.dtype], format_dims(out.shape), name))
         return finish("ok")
     except Failure as f:
         return finish(f.status, f.message)

@@ -346,17 +346,95 @@ TEST(XlaCpu, MissingPythonFailsThePlatformCheck) {
   EXPECT_TRUE(Contains(std::string(st.message()), "scripts/setup")) << st;
 }
 
-TEST(XlaCpu, SeveralDevicesAreRefused) {
-  FakePython python("unused", "exit 1");
-  auto module = Parse(
-      "HloModule m, replica_count=2\nENTRY e {\n  ROOT a = f32[2] parameter(0)\n}\n");
+// Several devices: XLA's host devices stand in for ours, device d = replica d / P,
+// partition d % P. The ids each device reports pin the mapping down; the collectives check
+// that our rendezvous and XLA agree on groups, channels and permutation pairs.
+absl::StatusOr<ReplayReport> ReplayDevicesAgainstXla(const std::string& text,
+                                                     const std::string& argument_mode = "") {
+  auto module = Parse(text);
+  if (module == nullptr) return absl::InvalidArgumentError("test module does not parse");
   ReplayOptions options;
+  options.platform = "interpreter";
   options.reference_platform = "xla-cpu";
-  auto report = ReplaySession(*module, options).Run();
-  ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.status().code(), absl::StatusCode::kUnimplemented) << report.status();
-  EXPECT_TRUE(Contains(std::string(report.status().message()), "single-device"))
-      << report.status();
+  options.seed = 11;
+  options.hlo_argument_mode = argument_mode;
+  options.xla_cpu_timeout_seconds = 120;
+  return ReplaySession(*module, options).Run();
+}
+
+void ExpectEveryDeviceAgrees(const absl::StatusOr<ReplayReport>& report, size_t devices) {
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->iterations.size(), 1u);
+  const ReplayIteration& it = report->iterations[0];
+  ASSERT_EQ(it.devices.size(), devices);
+  for (const DeviceReplay& d : it.devices) {
+    ASSERT_TRUE(d.reference_result.has_value());
+    ASSERT_TRUE(d.comparison.has_value());
+    EXPECT_TRUE(d.comparison->ok()) << "replica " << d.replica << " partition " << d.partition
+                                    << ": " << d.comparison->ToString();
+  }
+  EXPECT_TRUE(Contains(report->xla_optimized_module, "HloModule"));
+}
+
+TEST(XlaCpu, ReplicasAndPartitionsAgree) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayDevicesAgainstXla(R"(HloModule m, replica_count=2, num_partitions=2
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  all = f32[4] all-reduce(p), replica_groups={{0,1,2,3}}, to_apply=add, channel_id=1, use_global_device_ids=true
+  pairs = f32[4] all-reduce(p), replica_groups={{0,2},{1,3}}, to_apply=add, channel_id=2, use_global_device_ids=true
+  pid = u32[] partition-id()
+  rid = u32[] replica-id()
+  swap = f32[4] collective-permute(p), channel_id=3, source_target_pairs={{0,1},{1,0}}
+  gathered = f32[8] all-gather(p), channel_id=4, replica_groups={{0,1},{2,3}}, dimensions={0}, use_global_device_ids=true
+  ROOT t = (f32[4], f32[4], u32[], u32[], f32[4], f32[8]) tuple(all, pairs, pid, rid, swap, gathered)
+})");
+  ExpectEveryDeviceAgrees(report, 4);
+  // The device ids came back per device, not one device's for all.
+  ASSERT_TRUE(report.ok());
+  const auto& devices = report->iterations[0].devices;
+  EXPECT_NE(devices[0].reference_result->tuple_elements()[2],
+            devices[1].reference_result->tuple_elements()[2]);
+  EXPECT_NE(devices[0].reference_result->tuple_elements()[3],
+            devices[2].reference_result->tuple_elements()[3]);
+}
+
+TEST(XlaCpu, CrossReplicaCollectivesAgree) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayDevicesAgainstXla(R"(HloModule m, replica_count=4
+
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+
+ENTRY e {
+  p = s32[8] parameter(0)
+  sum = s32[8] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+  scattered = s32[4] reduce-scatter(p), replica_groups={{0,1},{2,3}}, dimensions={0}, to_apply=add
+  a2a = s32[8] all-to-all(p), replica_groups={{0,1,2,3}}, dimensions={0}
+  ROOT t = (s32[8], s32[4], s32[8]) tuple(sum, scattered, a2a)
+})",
+                                        "use_device_id_as_input");
+  ExpectEveryDeviceAgrees(report, 4);
+}
+
+TEST(XlaCpu, DeviceCountBeyondTheLimitIsRefused) {
+  FakePython python("unused", "exit 1");
+  std::vector<std::vector<Literal>> lists(1);
+  auto run = RunHloTextOnXlaCpuDevices("HloModule m", Shape::Array(PrimitiveType::kF32, {}),
+                                       lists, kMaxXlaCpuDevices + 1, 1);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument) << run.status();
+  EXPECT_TRUE(Contains(std::string(run.status().message()), "devices")) << run.status();
 }
 
 // The shared corpus on the interpreter against XLA's CPU backend. Lists what XLA cannot
