@@ -6,6 +6,7 @@
 
 #include "plugins/cublas/cublas_plugin.h"
 #include "plugins/cudnn/cudnn_plugin.h"
+#include "plugins/lapack/lapack_plugin.h"
 #include "plugins/onednn/onednn_plugin.h"
 #include "plugins/spmd/spmd_plugin.h"
 #include "plugins/topk/topk_plugin.h"
@@ -14,7 +15,7 @@ namespace hlowb {
 
 absl::Status RegisterBuiltinPlugins(CustomCallRegistry* registry) {
   for (auto reg : {RegisterCublasPlugin, RegisterCudnnPlugin, RegisterSpmdPlugin,
-                   RegisterTopKPlugin, RegisterOneDnnPlugin}) {
+                   RegisterTopKPlugin, RegisterOneDnnPlugin, RegisterLapackPlugin}) {
     if (absl::Status st = reg(registry); !st.ok()) return st;
   }
   return absl::OkStatus();
