@@ -1,4 +1,4 @@
-// `hlowb print FILE [--format=auto|long|dump|short] [-o OUT] [--split-input-file]`
+// `hlowb print FILE [--format=auto|long|dump|short|canonical|fingerprint] [-o OUT] [--split-input-file]`
 // By default (auto) HLO text comes back in the style it was written in (long or short form,
 // with or without operand shapes), so a file XLA wrote re-prints as XLA wrote it; protos print
 // in the long form. `dump` is the style of XLA's dumps today (no operand shapes).
@@ -18,8 +18,8 @@ int RunPrint(const std::vector<std::string>& argv) {
   if (!ParseArgs(argv, {"split-input-file"}, {"format", "o"}, &args, &error) ||
       args.positional.size() != 1) {
     std::cerr << "hlowb print: " << (error.empty() ? "expected exactly one FILE" : error)
-              << "\nusage: hlowb print FILE [--format=auto|long|dump|short] [-o OUT]"
-                 " [--split-input-file]\n";
+              << "\nusage: hlowb print FILE [--format=auto|long|dump|short|canonical|fingerprint]"
+                 " [-o OUT] [--split-input-file]\n";
     return kUsageError;
   }
   const std::string format = args.Get("format", "auto");
@@ -28,11 +28,16 @@ int RunPrint(const std::vector<std::string>& argv) {
     options = PrintOptions::Long();
   } else if (format == "short") {
     options = PrintOptions::Short();
+  } else if (format == "canonical") {
+    options = PrintOptions::CanonicalForm();
+  } else if (format == "fingerprint") {
+    options = PrintOptions::FingerprintForm();
   } else if (format == "dump") {
     options = PrintOptions::Dump();
   } else if (format != "auto") {
-    std::cerr << "hlowb print: --format must be auto, long, dump or short, not '" << format
-              << "'\n";
+    std::cerr << "hlowb print: --format must be auto, long, dump, short, canonical or "
+                 "fingerprint, not '"
+              << format << "'\n";
     return kUsageError;
   }
   std::string text;

@@ -341,15 +341,21 @@ DumpName ParseDumpFileName(std::string_view file_name) {
     out.kind = suffix_kind == DumpFileKind::kHloText ? DumpFileKind::kOtherModuleFile : suffix_kind;
     return out;
   }
-  // Snapshots of the CPU client: "<name>.snapshot.<N>.pb", N counting executions.
+  // Snapshots of the CPU client: "<name>.snapshot.<N>.pb", N the execution's run id, a signed
+  // 32-bit number that is often negative ("snapshot.-1438371118.pb").
   if (size_t sn = body.rfind("snapshot."); out.suffix == ".pb" && sn != std::string_view::npos &&
-                                           (sn == 0 || body[sn - 1] == '.') &&
-                                           AllDigits(body.substr(sn + 9))) {
-    out.execution = ToInt(body.substr(sn + 9)).value_or(-1);
-    out.module_name = std::string(sn == 0 ? "" : body.substr(0, sn - 1));
-    out.stage_text = std::string(body.substr(sn));
-    out.kind = DumpFileKind::kSnapshot;
-    return out;
+                                           (sn == 0 || body[sn - 1] == '.')) {
+    std::string_view number = body.substr(sn + 9);
+    const bool negative = !number.empty() && number[0] == '-';
+    if (negative) number.remove_prefix(1);
+    if (AllDigits(number)) {
+      const int64_t magnitude = ToInt(number).value_or(-1);
+      out.execution = negative ? -magnitude : magnitude;
+      out.module_name = std::string(sn == 0 ? "" : body.substr(0, sn - 1));
+      out.stage_text = std::string(body.substr(sn));
+      out.kind = DumpFileKind::kSnapshot;
+      return out;
+    }
   }
   if (body == "metadata" && out.suffix == ".textproto") {
     out.kind = DumpFileKind::kModuleMetadata;

@@ -67,7 +67,8 @@ struct DumpName {
   std::string pipeline;
   std::string pass;            // after_<pass>
   std::string next_pass;       // before_<next>
-  int64_t execution = -1;      // execution_NNNN, or N of a "snapshot.N.pb" snapshot
+  int64_t execution = -1;      // execution_NNNN, or N of a "snapshot.N.pb" snapshot (a run
+                               // id, which may be negative)
   std::string computation;     // fusion visualization: the computation; object files: the kernel
   std::string suffix;          // the recognised file suffix (".txt", ".hlo.pb.gz", ...)
 };

@@ -3,6 +3,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "core/support/strings.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/float_types.h"
@@ -279,12 +280,12 @@ void AppendLiteralData(const Literal& lit, std::string* out) {
       out->append("{...}");
       return;
     }
-    out->append("(");
+    out->append("( ");
     for (size_t i = 0; i < lit.tuple_elements().size(); ++i) {
       if (i) out->append(", ");
       AppendLiteralData(lit.tuple_elements()[i], out);
     }
-    out->append(")");
+    out->append(" )");
     return;
   }
   if (!shape.IsArray()) return;
@@ -296,29 +297,62 @@ void AppendLiteralData(const Literal& lit, std::string* out) {
     AppendElement(lit, 0, true, out);
     return;
   }
+  // XLA's literal text: the multi-line form of Literal::ToString (innermost rows of rank >= 2
+  // padded inside their braces when longer than one element, "/*iK=N*/" marks above rank 3),
+  // with every run of spaces and newlines then written as one space.
   const int rank = shape.rank();
   int64_t linear = 0;
-  // Iterative nested printing: XLA's spacing is "{ {1, 2}, {3, 4} }" for rank 2 and "{1, 2}"
-  // for rank 1.
+  std::vector<int64_t> index;
+  std::string raw;
+  auto open = [&](int dims_left) {
+    if (rank == 1) {
+      raw.push_back('{');
+    } else if (dims_left == 1) {
+      raw.append(shape.dimension(rank - 1) <= 1 ? "  {" : "  { ");
+    } else if (rank > 3 && !index.empty()) {
+      StrAppend(&raw, "{ /*i", index.size() - 1, "=", index.back(), "*/\n");
+    } else {
+      raw.append("{\n");
+    }
+  };
+  auto close = [&](int dims_left) {
+    if (rank == 1) {
+      raw.push_back('}');
+    } else if (dims_left == 1) {
+      raw.append(shape.dimension(rank - 1) <= 1 ? "}" : " }");
+    } else {
+      raw.append("\n}");
+    }
+  };
   auto print_dim = [&](auto&& self, int dim) -> void {
-    int64_t n = shape.dimension(dim);
-    if (dim + 1 == rank) {
-      out->push_back('{');
-      for (int64_t i = 0; i < n; ++i) {
-        if (i) out->append(", ");
-        AppendElement(lit, linear++, false, out);
-      }
-      out->push_back('}');
+    if (dim == rank) {
+      AppendElement(lit, linear++, false, &raw);
       return;
     }
-    out->append("{ ");
+    const int dims_left = rank - dim;
+    open(dims_left);
+    const int64_t n = shape.dimension(dim);
     for (int64_t i = 0; i < n; ++i) {
-      if (i) out->append(", ");
+      index.push_back(i);
       self(self, dim + 1);
+      index.pop_back();
+      if (i + 1 < n) raw.append(dims_left > 1 ? ",\n" : ", ");
     }
-    out->append(n ? " }" : "}");
+    close(dims_left);
   };
   print_dim(print_dim, 0);
+  bool pending_space = false;
+  bool first = true;
+  for (char c : raw) {
+    if (c == ' ' || c == '\n') {
+      pending_space = true;
+      continue;
+    }
+    if (pending_space && !first) out->push_back(' ');
+    pending_space = false;
+    first = false;
+    out->push_back(c);
+  }
 }
 
 void AppendShardingText(const Sharding& s, std::string* out) {
@@ -422,9 +456,63 @@ const Instruction* AsyncSugarWrapped(const Instruction& instr) {
   return AsyncWrappedInstruction(*start);
 }
 
+void AppendCanonicalComputation(const Computation& comp, const PrintOptions& options, int indent,
+                                bool nested, std::string* out);
+
+// A shape as XLA's parser completes it: arrays without a layout get the default one.
+void AppendShapeWithDefaultLayout(const Shape& shape, std::string* out) {
+  if (shape.IsTuple()) {
+    out->push_back('(');
+    for (int i = 0; i < shape.tuple_count(); ++i) {
+      if (i) out->append(", ");
+      if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", i, "*/");
+      AppendShapeWithDefaultLayout(shape.tuple_shape(i), out);
+    }
+    out->push_back(')');
+    return;
+  }
+  AppendShape(shape, true, out);
+  if (shape.IsArray() && !shape.has_layout() && shape.rank() > 0) {
+    out->push_back('{');
+    for (int d = shape.rank() - 1; d >= 0; --d) StrAppend(out, d, d > 0 ? "," : "");
+    out->push_back('}');
+  }
+}
+
+// Whether every element of an array literal has the bits of `value` (0 or 1) in its type.
+bool LiteralIsAll(const Literal& lit, int value) {
+  const PrimitiveType type = lit.shape().element_type();
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    if (IsComplex(type)) {
+      const PrimitiveType c = ComplexComponentType(type);
+      if (FloatBitsToDouble(c, lit.GetBits(2 * i)) != value ||
+          FloatBitsToDouble(c, lit.GetBits(2 * i + 1)) != 0) {
+        return false;
+      }
+    } else if (IsFloatingPoint(type)) {
+      if (FloatBitsToDouble(type, lit.GetBits(i)) != value) return false;
+    } else if (type == PrimitiveType::kPred || IsUnsignedIntegral(type)) {
+      if (lit.GetBits(i) != static_cast<uint64_t>(value)) return false;
+    } else if (lit.GetInt(i) != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void StripShardingMetadata(Sharding* s) {
+  s->metadata.clear();
+  for (Sharding& e : s->tuple_elements) StripShardingMetadata(&e);
+}
+
 class InstructionPrinter {
  public:
   InstructionPrinter(const PrintOptions& options, std::string* out) : o_(options), out_(out) {}
+  // The canonical forms: names from `names` (tmp_N, assigned on first use), called
+  // computations written in place one level deeper than `indent`.
+  InstructionPrinter(const PrintOptions& options, std::string* out,
+                     absl::flat_hash_map<const Instruction*, std::string>* names, int indent)
+      : o_(options), out_(out), names_(names), indent_(indent) {}
 
   void PrintSignature(const Instruction& instr) {
     AppendShape(instr.shape(), true, out_);
@@ -446,6 +534,10 @@ class InstructionPrinter {
   }
 
   void Print(const Instruction& instr) {
+    if (names_ != nullptr) {
+      PrintCanonical(instr);
+      return;
+    }
     const bool long_form = o_.form == PrintOptions::Form::kLong;
     if (instr.IsRoot()) out_->append("ROOT ");
     if (long_form || NeedsSigil(instr.name())) out_->push_back('%');
@@ -496,6 +588,140 @@ class InstructionPrinter {
   }
 
  private:
+  bool canonical() const { return names_ != nullptr; }
+  bool fingerprint() const { return o_.canonical == PrintOptions::Canonical::kFingerprint; }
+
+  const std::string& CanonicalName(const Instruction* instr) {
+    auto [it, inserted] = names_->try_emplace(instr);
+    if (inserted) it->second = StrCat("tmp_", names_->size() - 1);
+    return it->second;
+  }
+
+  void PrintCanonical(const Instruction& instr) {
+    if (instr.IsRoot()) out_->append("ROOT ");
+    StrAppend(out_, CanonicalName(&instr), " = ");
+    AppendShapeWithDefaultLayout(instr.shape(), out_);
+    const Instruction* wrapped = AsyncSugarWrapped(instr);
+    if (wrapped != nullptr) {
+      StrAppend(out_, " ", OpcodeName(wrapped->opcode()),
+                instr.opcode() == Opcode::kAsyncStart    ? "-start("
+                : instr.opcode() == Opcode::kAsyncUpdate ? "-update("
+                                                         : "-done(");
+    } else {
+      StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
+    }
+    if (instr.opcode() == Opcode::kConstant) {
+      AppendCanonicalConstant(instr);
+    } else if (instr.opcode() == Opcode::kParameter) {
+      StrAppend(out_, instr.parameter_number());
+    } else {
+      for (int i = 0; i < instr.operand_count(); ++i) {
+        if (i) out_->append(", ");
+        const Instruction* op = instr.operand(i);
+        AppendShapeWithDefaultLayout(op->shape(), out_);
+        StrAppend(out_, " ", CanonicalName(op));
+      }
+    }
+    out_->push_back(')');
+    if (wrapped != nullptr && instr.opcode() == Opcode::kAsyncStart) {
+      PrintAttributes(*wrapped);
+      const InstructionAttrs& a = instr.attrs_or_default();
+      if (!a.async_execution_thread.empty()) {
+        Attr("async_execution_thread", QuoteString(a.async_execution_thread));
+      }
+      PrintCommon(instr, /*print_called=*/false);
+      return;
+    }
+    PrintAttributes(instr);
+  }
+
+  // XLA elides constants of more than 10 elements and tuple constants; the fingerprint form
+  // keeps only all-zero (0), all-one (1) and integer constants.
+  void AppendCanonicalConstant(const Instruction& instr) {
+    const Literal* lit = instr.literal();
+    if (lit == nullptr || lit->elided() || !lit->shape().IsArray()) {
+      out_->append("{...}");
+      return;
+    }
+    if (fingerprint()) {
+      if (LiteralIsAll(*lit, 0)) {
+        out_->append("0");
+      } else if (LiteralIsAll(*lit, 1)) {
+        out_->append("1");
+      } else if (IsIntegral(lit->shape().element_type())) {
+        AppendLiteralData(*lit, out_);
+      } else {
+        out_->append("{...}");
+      }
+      return;
+    }
+    if (lit->element_count() > 10) {
+      out_->append("{...}");
+      return;
+    }
+    AppendLiteralData(*lit, out_);
+  }
+
+  std::string Body(const Computation* c) const {
+    std::string body;
+    if (c != nullptr) AppendCanonicalComputation(*c, o_, indent_ + 1, /*nested=*/true, &body);
+    return body;
+  }
+  std::string Bodies(const std::vector<Computation*>& called, std::string_view sep) const {
+    std::string out;
+    for (size_t i = 0; i < called.size(); ++i) {
+      if (i) out.append(sep);
+      out.append(Body(called[i]));
+    }
+    return out;
+  }
+
+  // Called computations written in place, as XLA's full-bodies mode prints them.
+  void PrintCalledBodies(const Instruction& instr) {
+    const auto& called = instr.called_computations();
+    if (called.empty()) return;
+    const InstructionAttrs& a = instr.attrs_or_default();
+    switch (instr.opcode()) {
+      case Opcode::kWhile:
+        if (called.size() == 2) {
+          Attr("condition", "\n" + Body(called[0]));
+          Attr("body", "\n" + Body(called[1]));
+          return;
+        }
+        break;
+      case Opcode::kSelectAndScatter:
+        if (called.size() == 2) {
+          Attr("select", "\n" + Body(called[0]));
+          Attr("scatter", "\n" + Body(called[1]));
+          return;
+        }
+        break;
+      case Opcode::kConditional:
+        if (instr.operand_count() > 0 &&
+            instr.operand(0)->shape().element_type() == PrimitiveType::kPred && called.size() == 2) {
+          Attr("true_computation", "\n" + Body(called[0]));
+          Attr("false_computation", "\n" + Body(called[1]));
+          return;
+        }
+        Attr("branch_computations", "{\n" + Bodies(called, ",\n") + "\n}");
+        return;
+      case Opcode::kFusion:
+      case Opcode::kAsyncStart:
+        if (called.size() == 1) {
+          Attr("calls", "\n" + Body(called[0]));
+          return;
+        }
+        break;
+      default:
+        break;
+    }
+    if (called.size() == 1 && !a.called_computations_as_list) {
+      Attr("to_apply", "\n" + Body(called[0]));
+      return;
+    }
+    Attr("called_computations", "{\n" + Bodies(called, ",\n") + "\n}");
+  }
+
   void Attr(std::string_view name, std::string_view value) {
     StrAppend(out_, ", ", name, "=", value);
   }
@@ -514,7 +740,15 @@ class InstructionPrinter {
     if (op == Opcode::kIota) Attr("iota_dimension", StrCat(instr.iota_dimension()));
     if (has_attrs) {
       if (a.channel_id) Attr("channel_id", StrCat(*a.channel_id));
-      if (a.replica_groups) Attr("replica_groups", ReplicaGroupsText(*a.replica_groups));
+      if (a.replica_groups) {
+        if (fingerprint() && a.replica_groups->iota) {
+          ReplicaGroups full;
+          full.groups = a.replica_groups->Expanded();
+          Attr("replica_groups", ReplicaGroupsText(full));
+        } else {
+          Attr("replica_groups", ReplicaGroupsText(*a.replica_groups));
+        }
+      }
       if (a.constrain_layout) Attr("constrain_layout", "true");
       if (!a.legacy_mode.empty()) Attr("mode", a.legacy_mode);
       if (!a.source_target_pairs.empty()) {
@@ -531,7 +765,11 @@ class InstructionPrinter {
         Attr("use_global_device_ids", *a.use_global_device_ids ? "true" : "false");
       }
     }
-    if (instr.has_dimensions()) Attr("dimensions", IntList(instr.dimensions()));
+    if (instr.has_dimensions()) {
+      Attr("dimensions", IntList(instr.dimensions()));
+    } else if (canonical() && op == Opcode::kBroadcast) {
+      Attr("dimensions", "{}");  // XLA's parser fills in a scalar broadcast's empty list
+    }
     if (!has_attrs) {
       PrintCommon(instr);
       return;
@@ -616,20 +854,26 @@ class InstructionPrinter {
     if (op == Opcode::kFusion) {
       Attr("kind", EnumName(a.fusion_kind));
     }
-    if (!a.output_operand_aliasing.empty()) {
+    // A fusion's aliasing follows its kind; a custom call's follows its target, layout
+    // constraints, side effect and literal, as XLA's HloCustomCallInstruction prints them.
+    const bool custom_call = op == Opcode::kCustomCall;
+    if (!a.output_operand_aliasing.empty() && !custom_call) {
       Attr("output_to_operand_aliasing", AliasingText(a.output_operand_aliasing));
     }
-    if (!a.custom_call_target.empty() || op == Opcode::kCustomCall) {
+    if (a.padding_type != PaddingType::kInvalid) Attr("padding_type", EnumName(a.padding_type));
+    if (!a.custom_call_target.empty() || custom_call) {
       Attr("custom_call_target", QuoteString(a.custom_call_target));
     }
-    if (a.custom_call_has_side_effect) Attr("custom_call_has_side_effect", "true");
     if (a.operand_layout_constraints) {
       std::vector<std::string> s;
       for (const Shape& sh : *a.operand_layout_constraints) s.push_back(PrintShape(sh));
       Attr("operand_layout_constraints", "{" + absl::StrJoin(s, ", ") + "}");
     }
+    if (a.custom_call_has_side_effect) Attr("custom_call_has_side_effect", "true");
     if (a.custom_call_literal) Attr("literal", PrintShapedLiteral(*a.custom_call_literal));
-    if (a.padding_type != PaddingType::kInvalid) Attr("padding_type", EnumName(a.padding_type));
+    if (!a.output_operand_aliasing.empty() && custom_call) {
+      Attr("output_to_operand_aliasing", AliasingText(a.output_operand_aliasing));
+    }
     if (a.schedule != CustomCallSchedule::kNone) Attr("schedule", EnumName(a.schedule));
     if (a.api_version != CustomCallApiVersion::kOriginal) Attr("api_version", EnumName(a.api_version));
     if (op == Opcode::kFft) {
@@ -650,9 +894,13 @@ class InstructionPrinter {
     if (a.distribution != RandomDistribution::kInvalid) Attr("distribution", EnumName(a.distribution));
     if (op == Opcode::kRngBitGenerator) Attr("algorithm", EnumName(a.rng_algorithm));
     if (op == Opcode::kRngGetAndUpdateState) Attr("delta", StrCat(a.delta));
-    if (!a.infeed_config.empty()) Attr("infeed_config", QuoteString(a.infeed_config));
+    if (!a.infeed_config.empty() && !fingerprint()) {
+      Attr("infeed_config", QuoteString(a.infeed_config));
+    }
     if (a.outfeed_shape) Attr("outfeed_shape", PrintShape(*a.outfeed_shape));
-    if (!a.outfeed_config.empty()) Attr("outfeed_config", QuoteString(a.outfeed_config));
+    if (!a.outfeed_config.empty() && !fingerprint()) {
+      Attr("outfeed_config", QuoteString(a.outfeed_config));
+    }
     if (a.is_host_transfer) Attr("is_host_transfer", "true");
     if (a.cross_program_prefetch_index) {
       Attr("cross_program_prefetch_index", StrCat(*a.cross_program_prefetch_index));
@@ -677,7 +925,10 @@ class InstructionPrinter {
       if (a.domain_exit_sharding) d.push_back("exit=" + PrintSharding(*a.domain_exit_sharding));
       Attr("domain", "{" + absl::StrJoin(d, ", ") + "}");
     }
-    if (!a.parameter_replication.empty()) Attr("parameter_replication", BoolList(a.parameter_replication));
+    // XLA's fingerprint form leaves parameter replication out.
+    if (!a.parameter_replication.empty() && !fingerprint()) {
+      Attr("parameter_replication", BoolList(a.parameter_replication));
+    }
     for (const auto& [name, value] : a.unknown) Attr(name, value);
     PrintCommon(instr);
   }
@@ -735,13 +986,24 @@ class InstructionPrinter {
 
   void PrintCommon(const Instruction& instr, bool print_called = true) {
     const InstructionAttrs& a = instr.attrs_or_default();
-    if (o_.print_references && print_called) PrintCalled(instr);
+    if (canonical()) {
+      if (print_called) PrintCalledBodies(instr);
+    } else if (o_.print_references && print_called) {
+      PrintCalled(instr);
+    }
     if (a.is_composite) Attr("is_composite", "true");
-    if (instr.sharding()) Attr("sharding", PrintSharding(*instr.sharding()));
+    if (instr.sharding() && canonical()) {
+      // Without the sharding's metadata: the canonical forms print no metadata.
+      Sharding bare = *instr.sharding();
+      StripShardingMetadata(&bare);
+      Attr("sharding", PrintSharding(bare));
+    } else if (instr.sharding()) {
+      Attr("sharding", PrintSharding(*instr.sharding()));
+    }
     if (instr.frontend_attributes() && !instr.frontend_attributes()->entries.empty()) {
       Attr("frontend_attributes", FrontendAttributesText(*instr.frontend_attributes()));
     }
-    if (o_.print_references && !instr.control_predecessors().empty()) {
+    if (o_.print_references && !canonical() && !instr.control_predecessors().empty()) {
       std::vector<std::string> names;
       for (const Instruction* p : instr.control_predecessors()) {
         names.push_back((o_.form == PrintOptions::Form::kLong || NeedsSigil(p->name()) ? "%" : "") +
@@ -768,10 +1030,10 @@ class InstructionPrinter {
       }
     }
     if (!a.origin.empty()) Attr("origin", a.origin);
-    if (o_.print_metadata && instr.metadata() && !instr.metadata()->empty()) {
+    if (o_.print_metadata && !canonical() && instr.metadata() && !instr.metadata()->empty()) {
       Attr("metadata", PrintMetadata(*instr.metadata()));
     }
-    if (o_.print_backend_config && !instr.backend_config().empty()) {
+    if (o_.print_backend_config && !canonical() && !instr.backend_config().empty()) {
       const std::string& bc = instr.backend_config();
       Attr("backend_config", IsBalancedDict(bc) ? bc : QuoteString(bc));
     }
@@ -779,7 +1041,48 @@ class InstructionPrinter {
 
   const PrintOptions& o_;
   std::string* out_;
+  absl::flat_hash_map<const Instruction*, std::string>* names_ = nullptr;
+  int indent_ = 0;
 };
+
+void AppendCanonicalComputation(const Computation& comp, const PrintOptions& options, int indent,
+                                bool nested, std::string* out) {
+  const std::string tab(2 * indent, ' ');
+  const bool print_ids = options.canonical != PrintOptions::Canonical::kFingerprint;
+  out->append(tab);
+  if (!nested && print_ids) StrAppend(out, comp.name(), " ");
+  out->append("{\n");
+  absl::flat_hash_map<const Instruction*, std::string> names;
+  names.reserve(comp.instructions().size());
+  InstructionPrinter printer(options, out, &names, indent);
+  // XLA prints a scheduled module's computations in their schedule (the file's order), but
+  // fusion bodies and computations written in place in post order.
+  const Module* module = comp.parent();
+  bool scheduled = !nested && module != nullptr && module->config().is_scheduled;
+  if (scheduled) {
+    for (const auto& other : module->computations()) {
+      for (const Instruction* instr : other->instructions()) {
+        if (instr->opcode() != Opcode::kFusion) continue;
+        for (const Computation* c : instr->called_computations()) {
+          if (c == &comp) scheduled = false;
+        }
+      }
+    }
+  }
+  const std::vector<const Instruction*> order =
+      scheduled ? std::vector<const Instruction*>(comp.instructions().begin(),
+                                                  comp.instructions().end())
+                : XlaInstructionPostOrder(comp);
+  for (const Instruction* instr : order) {
+    StrAppend(out, tab, "  ");
+    printer.Print(*instr);
+    out->push_back('\n');
+  }
+  StrAppend(out, tab, "}");
+  if (print_ids && !comp.execution_thread().empty()) {
+    StrAppend(out, ", execution_thread=", QuoteString(comp.execution_thread()));
+  }
+}
 
 void AppendComputation(const Computation& comp, const PrintOptions& options, std::string* out) {
   const bool long_form = options.form == PrintOptions::Form::kLong;
@@ -1048,9 +1351,130 @@ std::string PrintComputation(const Computation& comp, const PrintOptions& option
   return s;
 }
 
+std::vector<const Instruction*> XlaInstructionPostOrder(const Computation& comp) {
+  const auto& instrs = comp.instructions();
+  absl::flat_hash_set<const Instruction*> has_user;
+  for (const Instruction* instr : instrs) {
+    for (const Instruction* op : instr->operands()) has_user.insert(op);
+  }
+  enum State : uint8_t { kNew, kVisiting, kVisited };
+  absl::flat_hash_map<const Instruction*, State> state;
+  state.reserve(instrs.size());
+  std::vector<const Instruction*> order;
+  order.reserve(instrs.size());
+  std::vector<const Instruction*> stack;
+  auto push = [&](const Instruction* i) {
+    auto it = state.find(i);
+    if (it == state.end() || it->second != kVisited) stack.push_back(i);
+  };
+  for (const Instruction* root : instrs) {
+    if (has_user.contains(root)) continue;
+    push(root);
+    while (!stack.empty()) {
+      const Instruction* current = stack.back();
+      State& st = state.try_emplace(current, kNew).first->second;
+      if (st != kNew) {
+        stack.pop_back();
+        if (st != kVisited) {
+          st = kVisited;
+          order.push_back(current);
+        }
+        continue;
+      }
+      st = kVisiting;
+      const auto& ops = current->operands();
+      for (auto it = ops.rbegin(); it != ops.rend(); ++it) push(*it);
+      for (const Instruction* p : current->control_predecessors()) push(p);
+    }
+  }
+  // Instructions on a cycle never finish; keep them rather than lose them.
+  if (order.size() != instrs.size()) {
+    absl::flat_hash_set<const Instruction*> placed(order.begin(), order.end());
+    for (const Instruction* instr : instrs) {
+      if (!placed.contains(instr)) order.push_back(instr);
+    }
+  }
+  return order;
+}
+
+namespace {
+
+// XLA's called-computation order: a while's body before its condition.
+std::vector<const Computation*> CalledInXlaOrder(const Instruction& instr) {
+  std::vector<const Computation*> called;
+  for (const Computation* c : instr.called_computations()) called.push_back(c);
+  if (instr.opcode() == Opcode::kWhile && called.size() == 2) std::swap(called[0], called[1]);
+  return called;
+}
+
+// HloComputation::MakeEmbeddedComputationsList: the computations `comp` calls, directly or
+// not, each after the ones it calls, walking instructions in the computation's order.
+void AppendEmbedded(const Computation& comp, absl::flat_hash_set<const Computation*>* visited,
+                    std::vector<const Computation*>* out) {
+  struct Frame {
+    const Computation* comp;
+    size_t next;
+  };
+  std::vector<Frame> stack;
+  auto push_called = [&](const Instruction& instr) {
+    std::vector<const Computation*> called = CalledInXlaOrder(instr);
+    for (auto it = called.rbegin(); it != called.rend(); ++it) {
+      if (*it != nullptr && visited->insert(*it).second) stack.push_back({*it, 0});
+    }
+  };
+  for (const Instruction* instr : comp.instructions()) {
+    push_called(*instr);
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next == top.comp->instructions().size()) {
+        out->push_back(top.comp);
+        stack.pop_back();
+        continue;
+      }
+      const Instruction* next = top.comp->instructions()[top.next++];
+      push_called(*next);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<const Computation*> XlaComputationPostOrder(const Module& module) {
+  absl::flat_hash_set<const Computation*> called;
+  for (const auto& comp : module.computations()) {
+    for (const Instruction* instr : comp->instructions()) {
+      for (const Computation* c : instr->called_computations()) called.insert(c);
+    }
+  }
+  absl::flat_hash_set<const Computation*> added;
+  std::vector<const Computation*> order;
+  for (const auto& comp : module.computations()) {
+    if (called.contains(comp.get())) continue;
+    std::vector<const Computation*> embedded;
+    absl::flat_hash_set<const Computation*> visited;
+    AppendEmbedded(*comp, &visited, &embedded);
+    for (const Computation* e : embedded) {
+      if (added.insert(e).second) order.push_back(e);
+    }
+    if (added.insert(comp.get()).second) order.push_back(comp.get());
+  }
+  // Computations only reachable through a cycle of calls: keep them too.
+  for (const auto& comp : module.computations()) {
+    if (added.insert(comp.get()).second) order.push_back(comp.get());
+  }
+  return order;
+}
+
 void AppendModule(const Module& module, const PrintOptions& options, std::string* out) {
   const ModuleConfig& c = module.config();
-  StrAppend(out, "HloModule ", NeedsSigil(module.name()) ? "%" : "", module.name());
+  const bool canonical = options.canonical != PrintOptions::Canonical::kNone;
+  if (canonical && options.canonical == PrintOptions::Canonical::kFingerprint) {
+    out->append("HloModule ");
+  } else if (canonical) {
+    StrAppend(out, "HloModule ", module.name());
+  } else {
+    StrAppend(out, "HloModule ", NeedsSigil(module.name()) ? "%" : "", module.name());
+  }
   if (c.is_scheduled) out->append(", is_scheduled=true");
   if (c.has_input_output_alias) {
     std::vector<std::string> e;
@@ -1069,15 +1493,36 @@ void AppendModule(const Module& module, const PrintOptions& options, std::string
     StrAppend(out, ", buffer_donor={ ", absl::StrJoin(e, ", "), e.empty() ? "}" : " }");
   }
   if (c.alias_passthrough_params) out->append(", alias_passthrough_params=true");
-  if (c.entry_computation_layout) {
+  // XLA's parser always sets the entry layout, so the canonical forms always print it.
+  std::optional<ProgramShape> computed_layout;
+  if (canonical && !c.entry_computation_layout && module.entry() != nullptr) {
+    computed_layout.emplace();
+    for (const Instruction* p : module.entry()->parameters()) {
+      if (p != nullptr) computed_layout->parameters.push_back(p->shape());
+    }
+    if (module.entry()->root() != nullptr) computed_layout->result = module.entry()->root()->shape();
+  }
+  const std::optional<ProgramShape>& entry_layout =
+      c.entry_computation_layout ? c.entry_computation_layout : computed_layout;
+  if (entry_layout) {
     out->append(", entry_computation_layout={(");
-    const std::vector<Shape>& params = c.entry_computation_layout->parameters;
+    const std::vector<Shape>& params = entry_layout->parameters;
     for (size_t i = 0; i < params.size(); ++i) {
       if (i) out->append(", ");
       if (i > 0 && i % 5 == 0) StrAppend(out, "/*index=", i, "*/");
-      AppendShape(params[i], true, out);
+      if (canonical) {
+        AppendShapeWithDefaultLayout(params[i], out);
+      } else {
+        AppendShape(params[i], true, out);
+      }
     }
-    StrAppend(out, ")->", PrintShape(c.entry_computation_layout->result), "}");
+    out->append(")->");
+    if (canonical) {
+      AppendShapeWithDefaultLayout(entry_layout->result, out);
+    } else {
+      AppendShape(entry_layout->result, true, out);
+    }
+    out->push_back('}');
   }
   // Always a brace list, as XLA prints them ("{true}" for one entry too).
   auto bools = [&](std::string_view name, const std::vector<bool>& v) {
@@ -1098,7 +1543,7 @@ void AppendModule(const Module& module, const PrintOptions& options, std::string
   for (const auto& [name, value] : c.unknown) StrAppend(out, ", ", name, "=", value);
   out->push_back('\n');
   const StackFrameIndex& sf = module.stack_frames();
-  if (!sf.empty()) {
+  if (!sf.empty() && !canonical) {  // the canonical forms carry no stack frames
     // Each table ends with a blank line, as XLA prints them.
     out->append("\nFileNames\n");
     for (size_t i = 0; i < sf.file_names.size(); ++i) {
@@ -1134,6 +1579,25 @@ void AppendModule(const Module& module, const PrintOptions& options, std::string
         (sugar ? implied : called_otherwise).insert(c);
       }
     }
+  }
+  if (canonical) {
+    // The canonical form follows XLA's computation post order; the fingerprint form keeps the
+    // module's own order, as XLA 0.10's printer does.
+    std::vector<const Computation*> order;
+    if (options.canonical == PrintOptions::Canonical::kFingerprint) {
+      for (const auto& comp : module.computations()) order.push_back(comp.get());
+    } else {
+      order = XlaComputationPostOrder(module);
+    }
+    for (const Computation* comp : order) {
+      if (implied.contains(comp) && !called_otherwise.contains(comp) && !comp->is_entry()) {
+        continue;
+      }
+      if (comp->is_entry()) out->append("ENTRY ");
+      AppendCanonicalComputation(*comp, options, 0, /*nested=*/false, out);
+      out->append("\n\n");
+    }
+    return;
   }
   for (const auto& comp : module.computations()) {
     if (implied.contains(comp.get()) && !called_otherwise.contains(comp.get()) &&

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
@@ -26,6 +27,17 @@ struct PrintOptions {
   // by default until its dumps dropped them; off gives "add(%a, ...)". Short form never prints
   // operand shapes.
   bool print_operand_shape = true;
+  // XLA's canonical and fingerprint forms (HloPrintOptions::Canonical() and Fingerprint(), as
+  // HloModule::ToString writes them): instructions in XLA's post order and named tmp_0, tmp_1,
+  // ... afresh in every computation; operands with their shapes; the bodies of called
+  // computations written in place; default layouts spelled out; no metadata, backend_config,
+  // control dependencies or computation signatures; constants of more than 10 elements (and
+  // tuple constants) as {...}. The fingerprint form also leaves out module and computation
+  // names and infeed/outfeed configs, writes only "essential" constants (all zeros as 0, all
+  // ones as 1, integers in full) and expands iota replica groups. The other options are
+  // ignored in these forms.
+  enum class Canonical : uint8_t { kNone, kCanonical, kFingerprint };
+  Canonical canonical = Canonical::kNone;
 
   static PrintOptions Long() { return PrintOptions(); }
   static PrintOptions Short() {
@@ -38,6 +50,16 @@ struct PrintOptions {
   static PrintOptions Dump() {
     PrintOptions o;
     o.print_operand_shape = false;
+    return o;
+  }
+  static PrintOptions CanonicalForm() {
+    PrintOptions o;
+    o.canonical = Canonical::kCanonical;
+    return o;
+  }
+  static PrintOptions FingerprintForm() {
+    PrintOptions o;
+    o.canonical = Canonical::kFingerprint;
     return o;
   }
 };
@@ -53,6 +75,15 @@ const Instruction* AsyncWrappedInstruction(const Instruction& start);
 // shapes. Printing the parsed module with them gives back what XLA wrote. Text without a
 // computation gives Long().
 PrintOptions DetectPrintOptions(std::string_view text);
+
+// XLA's instruction post order for a computation (HloComputation::MakeInstructionPostOrder):
+// from every instruction without users, in the computation's order, a depth-first walk that
+// visits control predecessors, then operands first to last. The order XLA prints an
+// unscheduled computation in (the installed XLA 0.10 no longer orders collectives by channel).
+std::vector<const Instruction*> XlaInstructionPostOrder(const Computation& comp);
+// XLA's computation post order (HloModule::MakeComputationPostOrder): every computation after
+// the computations it calls.
+std::vector<const Computation*> XlaComputationPostOrder(const Module& module);
 
 std::string PrintModule(const Module& module, const PrintOptions& options = {});
 void AppendModule(const Module& module, const PrintOptions& options, std::string* out);

@@ -114,9 +114,25 @@ absl::StatusOr<Literal> Relabel(const Instruction& instr, const Literal& x) {
   const Shape& rs = instr.shape();
   if (!rs.IsArray()) return Unimplemented(instr, "reshape/bitcast to a non-array shape");
   Shape plain = ArrayOf(rs.element_type(), rs.dimensions());
-  if (plain.ElementCount() != x.element_count() ||
-      rs.element_type() != x.shape().element_type()) {
-    return Invalid(instr, "result and operand differ in element count or type");
+  const PrimitiveType from = x.shape().element_type(), to = rs.element_type();
+  if (from == to) {
+    if (plain.ElementCount() != x.element_count()) {
+      return Invalid(instr, "result and operand differ in element count");
+    }
+  } else {
+    // After layout assignment XLA folds a bitcast-convert between types of one width into a
+    // bitcast, so a bitcast may retype the buffer as long as the bytes stay the same. Sub-byte
+    // types are held one per byte here, so their bits cannot be reinterpreted through bytes.
+    const bool whole_bytes =
+        BitWidth(from) == 8 * ByteWidth(from) && BitWidth(to) == 8 * ByteWidth(to);
+    if (instr.opcode() != Opcode::kBitcast || !whole_bytes ||
+        int64_t{ByteWidth(from)} * x.element_count() !=
+            int64_t{ByteWidth(to)} * plain.ElementCount()) {
+      return Invalid(instr, StrCat("result (", PrimitiveTypeName(to), ") and operand (",
+                                   PrimitiveTypeName(from),
+                                   ") differ in element type; only a bitcast between whole-byte "
+                                   "types of the same total size may retype"));
+    }
   }
   // A bitcast reinterprets the physical buffer: go through both layouts' physical orders.
   std::vector<int64_t> in_order = PhysicalOrder(x.shape());

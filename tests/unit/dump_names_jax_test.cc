@@ -52,6 +52,17 @@ TEST(DumpNamesJax, CpuCompilerArtifacts) {
   EXPECT_EQ(obj.computation, "broadcast_add_fusion.1_kernel_module");
   DumpName snap = ParseDumpFileName("module_0000.jit_train_step.snapshot.1972025846.pb");
   EXPECT_EQ(snap.execution, 1972025846);
+  // The number is the run id, a signed 32-bit value: about half of all runs write a negative one.
+  DumpName negative = ParseDumpFileName("module_0000.jit_conf_mlp_train.snapshot.-1438371118.pb");
+  EXPECT_EQ(negative.kind, DumpFileKind::kSnapshot);
+  EXPECT_EQ(negative.module_name, "jit_conf_mlp_train");
+  EXPECT_EQ(negative.execution, -1438371118);
+  EXPECT_EQ(negative.stage_text, "snapshot.-1438371118");
+  for (const char* not_a_snapshot : {"module_0000.jit_f.snapshot.-.pb",
+                                     "module_0000.jit_f.snapshot.--5.pb",
+                                     "module_0000.jit_f.snapshot.-5x.pb"}) {
+    EXPECT_NE(ParseDumpFileName(not_a_snapshot).kind, DumpFileKind::kSnapshot) << not_a_snapshot;
+  }
   EXPECT_EQ(DumpFileKindName(DumpFileKind::kLiveRange), "live-range");
   EXPECT_EQ(DumpFileKindName(DumpFileKind::kBufferAssignmentValues), "buffer-assignment-values");
   EXPECT_EQ(DumpFileKindName(DumpFileKind::kCompileOptions), "compile-options");
@@ -143,6 +154,7 @@ TEST(DumpNamesJax, IndexOfAJaxDumpHasNoUnrecognisedFiles) {
                            ".obj-file.add_tanh_fusion_kernel_module.o",
                            ".snapshot.1972025845.pb",
                            ".snapshot.1972025846.pb",
+                           ".snapshot.-1438371118.pb",
                            "/compile_options.pb",
                            "/topology.pb",
                            "/module.mlir"}) {
@@ -165,7 +177,7 @@ TEST(DumpNamesJax, IndexOfAJaxDumpHasNoUnrecognisedFiles) {
     snapshots += index.files[a].name.kind == DumpFileKind::kSnapshot;
     other += index.files[a].name.kind == DumpFileKind::kOtherModuleFile;
   }
-  EXPECT_EQ(snapshots, 2);
+  EXPECT_EQ(snapshots, 3);
   EXPECT_EQ(other, 0);
 }
 

@@ -136,6 +136,60 @@ TEST(PrintStyle, DumpStyleComesBackByteForByte) {
   EXPECT_NE(long_form.find(", /*index=5*/f32[3]{0} %f.1)"), std::string::npos) << long_form;
 }
 
+// A custom call's attributes in the order XLA's HloCustomCallInstruction prints them: padding
+// type, target, operand layout constraints, side effect, literal, output-to-operand aliasing,
+// schedule, API version. The first two instructions are jax 0.10's CPU lowering of
+// jnp.linalg.cholesky and solve_triangular (LAPACK FFI calls), the third jax.ffi.ffi_call with
+// has_side_effect and input_output_aliases, each as XLA wrote it.
+constexpr char kCustomCalls[] = R"(HloModule jit_f, entry_computation_layout={(f32[6,6]{1,0}, f32[5,5]{1,0}, f32[5,3]{1,0}, f32[4]{0})->(f32[6,6]{0,1}, f32[5,3]{0,1}, f32[4]{0})}
+
+ENTRY %main.1 (a.1: f32[6,6], b.1: f32[5,5], c.1: f32[5,3], x.1: f32[4]) -> (f32[6,6], f32[5,3], f32[4]) {
+  %a.1 = f32[6,6]{1,0} parameter(0)
+  %copy = f32[6,6]{0,1} copy(%a.1)
+  %cholesky.11 = (f32[6,6]{0,1}, s32[]) custom-call(%copy), custom_call_target="lapack_spotrf_ffi", operand_layout_constraints={f32[6,6]{0,1}}, output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI, frontend_attributes={num_batch_dims="0"}, metadata={op_name="cholesky"}, backend_config={uplo = 76 : ui8}
+  %get-tuple-element = f32[6,6]{0,1} get-tuple-element(%cholesky.11), index=0
+  %b.1 = f32[5,5]{1,0} parameter(1)
+  %copy.1 = f32[5,5]{0,1} copy(%b.1)
+  %c.1 = f32[5,3]{1,0} parameter(2)
+  %copy.2 = f32[5,3]{0,1} copy(%c.1)
+  %triangular_solve.1 = f32[5,3]{0,1} custom-call(%copy.1, %copy.2), custom_call_target="lapack_strsm_ffi", operand_layout_constraints={f32[5,5]{0,1}, f32[5,3]{0,1}}, output_to_operand_aliasing={{}: (1, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}
+  %x.1 = f32[4]{0} parameter(3)
+  %ffi_call.1 = f32[4]{0} custom-call(%x.1), custom_call_target="my_target", operand_layout_constraints={f32[4]{0}}, custom_call_has_side_effect=true, output_to_operand_aliasing={{}: (0, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={}
+  ROOT %tuple = (f32[6,6]{0,1}, f32[5,3]{0,1}, f32[4]{0}) tuple(%get-tuple-element, %triangular_solve.1, %ffi_call.1)
+}
+
+)";
+
+TEST(PrintStyle, CustomCallAttributesInXlasOrder) {
+  const std::string text = kCustomCalls;
+  const std::string printed = Reprint(text);
+  EXPECT_EQ(printed, text) << FirstDifference(text, printed);
+  // The same order in the long form; a fusion's aliasing still follows its kind.
+  auto m = ParseModule(R"(HloModule m
+fused {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  f = f32[4] fusion(x), kind=kLoop, output_to_operand_aliasing={{}: (0, {})}, calls=fused
+  ROOT c = f32[4] custom-call(f), custom_call_target="t", padding_type=PADDING_SAME, output_to_operand_aliasing={{}: (0, {})}, literal=s32[] 1, custom_call_has_side_effect=true, schedule=SCHEDULE_LATEST
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::string long_form = PrintModule(**m, PrintOptions::Long());
+  EXPECT_NE(long_form.find("fusion(f32[4] %x), kind=kLoop, output_to_operand_aliasing={{}: "
+                           "(0, {})}, calls=%fused"),
+            std::string::npos)
+      << long_form;
+  EXPECT_NE(long_form.find("custom-call(f32[4] %f), padding_type=PADDING_SAME, "
+                           "custom_call_target=\"t\", custom_call_has_side_effect=true, "
+                           "literal=s32[] 1, output_to_operand_aliasing={{}: (0, {})}, "
+                           "schedule=SCHEDULE_LATEST"),
+            std::string::npos)
+      << long_form;
+}
+
 // Literals as XLA's Literal::ToString writes them (what run_hlo_module prints).
 std::string XlaLiteral(const std::string& shaped) {
   auto lit = ParseShapedLiteral(shaped);

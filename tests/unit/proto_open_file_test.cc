@@ -172,7 +172,7 @@ TEST(ProtoOpenFile, LiteralFiles) {
   auto f = OpenLiteralFile(bin);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->description, "LiteralProto (binary)");
-  EXPECT_EQ(PrintLiteralData(f->literals[0].literal), "{ {1, -inf}, {nan, 0.5} }");
+  EXPECT_EQ(PrintLiteralData(f->literals[0].literal), "{ { 1, -inf }, { nan, 0.5 } }");
 
   std::string text = dir.File("x.txt");
   ASSERT_TRUE(WriteStringToFile(text, "s4[3] {-8, 0, 7}").ok());

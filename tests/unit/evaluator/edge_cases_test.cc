@@ -72,7 +72,7 @@ TEST(EvalEdgeCases, IndexClamping) {
   EXPECT_EQ(Op("s32[1,2] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={}, start_index_map={0}, "
                "index_vector_dim=1, slice_sizes={2}",
                {"s32[3]", "s32[1,1]"}, {"s32[3] {1, 2, 3}", "s32[1,1] {{-5}}"}),
-            "s32[1,2] { {1, 2} }");
+            "s32[1,2] { { 1, 2 } }");
   EXPECT_EQ(Op("s32[2] dynamic-slice(p0, p1), dynamic_slice_sizes={2}", {"s32[3]", "s64[]"},
                {"s32[3] {1, 2, 3}", "s64[] 9223372036854775807"}),
             "s32[2] {2, 3}");

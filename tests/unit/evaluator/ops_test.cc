@@ -18,22 +18,43 @@ TEST(EvalShapeOps, ConstantParameterTupleGte) {
                 {"s32[2] {1, 2}"}),
             "f32[] 3");
   EXPECT_EQ(Op("(s32[2], pred[]) tuple(p0, p1)", {"s32[2]", "pred[]"}, {"s32[2] {1, 2}", "pred[] 1"}),
-            "(s32[2]{0}, pred[]) ({1, 2}, true)");
+            "(s32[2]{0}, pred[]) ( {1, 2}, true )");
 }
 
 TEST(EvalShapeOps, BroadcastReshapeTranspose) {
   EXPECT_EQ(Op("s32[2,3] broadcast(p0), dimensions={1}", {"s32[3]"}, {"s32[3] {1, 2, 3}"}),
-            "s32[2,3] { {1, 2, 3}, {1, 2, 3} }");
+            "s32[2,3] { { 1, 2, 3 }, { 1, 2, 3 } }");
   EXPECT_EQ(Op("s32[2,2] broadcast(p0), dimensions={}", {"s32[]"}, {"s32[] 7"}),
-            "s32[2,2] { {7, 7}, {7, 7} }");
+            "s32[2,2] { { 7, 7 }, { 7, 7 } }");
   EXPECT_EQ(Op("s32[3,2] reshape(p0)", {"s32[2,3]"}, {"s32[2,3] {{1, 2, 3}, {4, 5, 6}}"}),
-            "s32[3,2] { {1, 2}, {3, 4}, {5, 6} }");
+            "s32[3,2] { { 1, 2 }, { 3, 4 }, { 5, 6 } }");
   EXPECT_EQ(Op("s32[3,2] transpose(p0), dimensions={1,0}", {"s32[2,3]"},
                {"s32[2,3] {{1, 2, 3}, {4, 5, 6}}"}),
-            "s32[3,2] { {1, 4}, {2, 5}, {3, 6} }");
+            "s32[3,2] { { 1, 4 }, { 2, 5 }, { 3, 6 } }");
   // A bitcast that swaps the layout is a transpose of the logical shape.
   EXPECT_EQ(Op("s32[3,2]{0,1} bitcast(p0)", {"s32[2,3]{1,0}"}, {"s32[2,3] {{1, 2, 3}, {4, 5, 6}}"}),
-            "s32[3,2] { {1, 4}, {2, 5}, {3, 6} }");
+            "s32[3,2] { { 1, 4 }, { 2, 5 }, { 3, 6 } }");
+}
+
+// After layout assignment XLA writes a bitcast-convert between types of one width as a bitcast
+// (jax's float sort comparator: `s32[] bitcast(f32[] x)`); the bytes are reinterpreted through
+// both layouts' physical orders.
+TEST(EvalShapeOps, BitcastRetypesWholeByteBuffers) {
+  EXPECT_EQ(Op("s32[] bitcast(p0)", {"f32[]"}, {"f32[] -2"}), "s32[] -1073741824");
+  EXPECT_EQ(Op("u32[2] bitcast(p0)", {"f32[2]"}, {"f32[2] {1, -0}"}),
+            "u32[2] {1065353216, 2147483648}");
+  EXPECT_EQ(Op("f32[3,2]{0,1} bitcast(p0)", {"s32[2,3]{1,0}"},
+               {"s32[2,3] {{1065353216, 1073741824, 1077936128}, {1082130432, 1084227584, "
+                "1086324736}}"}),
+            "f32[3,2] { { 1, 4 }, { 2, 5 }, { 3, 6 } }");
+  // Same bytes, different element width.
+  EXPECT_EQ(Op("u16[2] bitcast(p0)", {"f32[1]"}, {"f32[1] {1}"}), "u16[2] {0, 16256}");
+  // Sub-byte types are unpacked here, so their bits cannot be retyped through bytes; and a
+  // reshape never retypes.
+  EXPECT_NE(Op("s4[2] bitcast(p0)", {"u4[2]"}, {"u4[2] {1, 2}"}).find("error"),
+            std::string::npos);
+  EXPECT_NE(Op("s32[2] reshape(p0)", {"f32[2]"}, {"f32[2] {1, 2}"}).find("error"),
+            std::string::npos);
 }
 
 TEST(EvalShapeOps, SliceConcatPadReverseIota) {
@@ -44,14 +65,14 @@ TEST(EvalShapeOps, SliceConcatPadReverseIota) {
             "s32[5] {1, 2, 3, 4, 5}");
   EXPECT_EQ(Op("s32[2,3] concatenate(p0, p1), dimensions={1}", {"s32[2,1]", "s32[2,2]"},
                {"s32[2,1] {{1}, {4}}", "s32[2,2] {{2, 3}, {5, 6}}"}),
-            "s32[2,3] { {1, 2, 3}, {4, 5, 6} }");
+            "s32[2,3] { { 1, 2, 3 }, { 4, 5, 6 } }");
   EXPECT_EQ(Op("s32[6] pad(p0, p1), padding=1_0_2", {"s32[2]", "s32[]"}, {"s32[2] {1, 2}", "s32[] 9"}),
             "s32[6] {9, 1, 9, 9, 2, 9}");
   EXPECT_EQ(Op("s32[2] pad(p0, p1), padding=-1_-1", {"s32[4]", "s32[]"}, {"s32[4] {1, 2, 3, 4}", "s32[] 0"}),
             "s32[2] {2, 3}");
   EXPECT_EQ(Op("s32[3] reverse(p0), dimensions={0}", {"s32[3]"}, {"s32[3] {1, 2, 3}"}), "s32[3] {3, 2, 1}");
   EXPECT_EQ(Op("f32[2,3] iota(), iota_dimension=1", {}, {}),
-            "f32[2,3] { {0, 1, 2}, {0, 1, 2} }");
+            "f32[2,3] { { 0, 1, 2 }, { 0, 1, 2 } }");
   EXPECT_EQ(Op("bf16[3] iota(), iota_dimension=0", {}, {}), "bf16[3] {0, 1, 2}");
 }
 
@@ -104,7 +125,7 @@ ENTRY e {
   c1 = s32[] constant(-1)
   ROOT r = (f32[], s32[]) reduce(p0, p1, c0, c1), dimensions={0}, to_apply=argmax
 })", {"f32[4] {3, 9, 1, 9}"}),
-            "(f32[], s32[]) (9, 1)");
+            "(f32[], s32[]) ( 9, 1 )");
 }
 
 TEST(EvalReduce, ReduceWindowAndSelectAndScatter) {
@@ -133,11 +154,11 @@ TEST(EvalDot, MatmulBatchIntegerAndOperandOrder) {
   EXPECT_EQ(Op("f32[2,2] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
                {"f32[2,3]", "f32[3,2]"},
                {"f32[2,3] {{1, 2, 3}, {4, 5, 6}}", "f32[3,2] {{1, 0}, {0, 1}, {1, 1}}"}),
-            "f32[2,2] { {4, 5}, {10, 11} }");
+            "f32[2,2] { { 4, 5 }, { 10, 11 } }");
   // Contracting dim first on lhs: lhs^T * rhs.
   EXPECT_EQ(Op("s32[2,2] dot(p0, p1), lhs_contracting_dims={0}, rhs_contracting_dims={0}",
                {"s32[2,2]", "s32[2,2]"}, {"s32[2,2] {{1, 2}, {3, 4}}", "s32[2,2] {{1, 0}, {0, 1}}"}),
-            "s32[2,2] { {1, 3}, {2, 4} }");
+            "s32[2,2] { { 1, 3 }, { 2, 4 } }");
   EXPECT_EQ(Op("f64[2,1,1] dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, "
                "lhs_contracting_dims={2}, rhs_contracting_dims={1}",
                {"f64[2,1,2]", "f64[2,2,1]"},
@@ -162,7 +183,7 @@ TEST(EvalRaggedDot, NonContractingContractingAndBatchGroups) {
                {"f32[4,2]", "f32[2,2,2]", "s32[2]"},
                {"f32[4,2] {{1, 2}, {3, 4}, {5, 6}, {7, 8}}",
                 "f32[2,2,2] {{{1, 0}, {0, 1}}, {{2, 0}, {0, 2}}}", "s32[2] {2, 1}"}),
-            "f32[4,2] { {1, 2}, {3, 4}, {10, 12}, {0, 0} }");
+            "f32[4,2] { { 1, 2 }, { 3, 4 }, { 10, 12 }, { 0, 0 } }");
   // An excluded row's zeros hold even when the rhs holds inf (no 0 * inf).
   EXPECT_EQ(Op("f32[2,1] ragged-dot(p0, p1, p2), lhs_contracting_dims={1}, "
                "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}",
@@ -202,7 +223,8 @@ TEST(EvalRaggedDot, GroupSizesPerRow) {
                {"f32[2,1,4] {{{1, 2, 3, 4}}, {{1, 1, 1, 1}}}",
                 "f32[2,4,1] {{{1}, {10}, {100}, {inf}}, {{1}, {2}, {3}, {4}}}",
                 "s32[2,2] {{1, 3}, {4, 0}}"}),
-            "f32[2,2,1,1] { { { {1} }, { {10} } }, { { {inf} }, { {0} } } }");
+            "f32[2,2,1,1] { { /*i0=0*/ { /*i1=0*/ {1} }, { /*i1=1*/ {10} } }, "
+            "{ /*i0=1*/ { /*i1=0*/ {inf} }, { /*i1=1*/ {0} } } }");
   // XLA's shapes verify: group_sizes [19,3] for lhs [19,11,5] ragged along 11, and for lhs
   // [11,19,5] ragged along its second contracting dimension.
   for (const char* text : {R"(HloModule m
@@ -255,22 +277,22 @@ TEST(EvalConvolution, StridesPaddingDilationGroups) {
   // 1-D: input [1,1,4] (b f 0), kernel [1,1,2] (o i 0).
   EXPECT_EQ(Op("f32[1,1,3] convolution(p0, p1), window={size=2}, dim_labels=bf0_oi0->bf0",
                {"f32[1,1,4]", "f32[1,1,2]"}, {"f32[1,1,4] {{{1, 2, 3, 4}}}", "f32[1,1,2] {{{1, 10}}}"}),
-            "f32[1,1,3] { { {21, 32, 43} } }");
+            "f32[1,1,3] { { { 21, 32, 43 } } }");
   EXPECT_EQ(Op("f32[1,1,3] convolution(p0, p1), window={size=2 stride=2 pad=1_1}, dim_labels=bf0_oi0->bf0",
                {"f32[1,1,4]", "f32[1,1,2]"}, {"f32[1,1,4] {{{1, 2, 3, 4}}}", "f32[1,1,2] {{{1, 10}}}"}),
-            "f32[1,1,3] { { {10, 32, 4} } }");
+            "f32[1,1,3] { { { 10, 32, 4 } } }");
   EXPECT_EQ(Op("s32[1,1,2] convolution(p0, p1), window={size=2 rhs_dilate=2}, dim_labels=bf0_oi0->bf0",
                {"s32[1,1,4]", "s32[1,1,2]"}, {"s32[1,1,4] {{{1, 2, 3, 4}}}", "s32[1,1,2] {{{1, 10}}}"}),
-            "s32[1,1,2] { { {31, 42} } }");
+            "s32[1,1,2] { { { 31, 42 } } }");
   // lhs_dilate 2: {1, 0, 2}; kernel {1, 10} -> {1, 20}.
   EXPECT_EQ(Op("f32[1,1,2] convolution(p0, p1), window={size=2 lhs_dilate=2}, dim_labels=bf0_oi0->bf0",
                {"f32[1,1,2]", "f32[1,1,2]"}, {"f32[1,1,2] {{{1, 2}}}", "f32[1,1,2] {{{1, 10}}}"}),
-            "f32[1,1,2] { { {1, 20} } }");
+            "f32[1,1,2] { { { 1, 20 } } }");
   // Depthwise (feature_group_count=2), NWC layout: each channel with its own kernel.
   EXPECT_EQ(Op("f32[1,1,2] convolution(p0, p1), window={size=2}, dim_labels=b0f_0io->b0f, feature_group_count=2",
                {"f32[1,2,2]", "f32[2,1,2]"},
                {"f32[1,2,2] {{{1, 2}, {3, 4}}}", "f32[2,1,2] {{{1, 10}}, {{100, 1000}}}"}),
-            "f32[1,1,2] { { {301, 4020} } }");
+            "f32[1,1,2] { { { 301, 4020 } } }");
   // batch_group_count=2: output feature k uses input batch k.
   EXPECT_EQ(Op("f32[1,2,1] convolution(p0, p1), window={size=1}, dim_labels=bf0_oi0->bf0, batch_group_count=2",
                {"f32[2,1,1]", "f32[2,1,1]"},
@@ -287,7 +309,7 @@ TEST(EvalGatherScatter, GatherClampsAndScatterCombines) {
   EXPECT_EQ(Op("s32[2,2] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, "
                "start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}",
                {"s32[3,2]", "s32[2,1]"}, {"s32[3,2] {{1, 2}, {3, 4}, {5, 6}}", "s32[2,1] {{1}, {5}}"}),
-            "s32[2,2] { {3, 4}, {5, 6} }");
+            "s32[2,2] { { 3, 4 }, { 5, 6 } }");
   // Batching dims: batch b picks element idx[b] of row b.
   EXPECT_EQ(Op("s32[2] gather(p0, p1), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, "
                "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=1, slice_sizes={1,1}",
@@ -311,7 +333,7 @@ TEST(EvalGatherScatter, GatherClampsAndScatterCombines) {
                "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=adds",
                {"s32[2,2]", "s32[1,1]", "s32[1,2]"},
                {"s32[2,2] {{1, 1}, {1, 1}}", "s32[1,1] {{1}}", "s32[1,2] {{5, 6}}"}, kAddS),
-            "s32[2,2] { {1, 1}, {6, 7} }");
+            "s32[2,2] { { 1, 1 }, { 6, 7 } }");
 }
 
 TEST(EvalSort, KeysValuesStableAndCustomComparator) {
@@ -322,15 +344,15 @@ TEST(EvalSort, KeysValuesStableAndCustomComparator) {
                {"s32[4]", "s32[4]"}, {"s32[4] {1, 2, 1, 2}", "s32[4] {0, 1, 2, 3}"},
                "gt { a = s32[] parameter(0)  b = s32[] parameter(1)  c = s32[] parameter(2)  "
                "d = s32[] parameter(3)  ROOT r = pred[] compare(a, b), direction=GT }"),
-            "(s32[4], s32[4]) ({2, 2, 1, 1}, {1, 3, 0, 2})");
+            "(s32[4], s32[4]) ( {2, 2, 1, 1}, {1, 3, 0, 2} )");
   // Comparator on absolute values goes through the interpreter.
   EXPECT_EQ(Op("s32[2,3] sort(p0), dimensions={1}, to_apply=abslt", {"s32[2,3]"},
                {"s32[2,3] {{-3, 1, 2}, {5, -4, 0}}"},
                "abslt { a = s32[] parameter(0)  b = s32[] parameter(1)  x = s32[] abs(a)  y = s32[] abs(b)  "
                "ROOT c = pred[] compare(x, y), direction=LT }"),
-            "s32[2,3] { {1, 2, -3}, {0, -4, 5} }");
+            "s32[2,3] { { 1, 2, -3 }, { 0, -4, 5 } }");
   EXPECT_EQ(Op("(f32[2], s32[2]) topk(p0), k=2, largest=true", {"f32[4]"}, {"f32[4] {1, 5, 3, 5}"}),
-            "(f32[2], s32[2]) ({5, 5}, {1, 3})");
+            "(f32[2], s32[2]) ( {5, 5}, {1, 3} )");
 }
 
 TEST(EvalControlFlow, WhileConditionalCallFusionAsync) {
@@ -394,7 +416,7 @@ TEST(EvalNumerics, FftCholeskyTriangularSolve) {
                {"c64[3] {(10, 0), (-2, 2), (-2, 0)}"}),
             "f32[4] {1, 2, 3, 4}");
   EXPECT_EQ(Op("f64[2,2] cholesky(p0), lower=true", {"f64[2,2]"}, {"f64[2,2] {{4, 2}, {2, 5}}"}),
-            "f64[2,2] { {2, 0}, {1, 2} }");
+            "f64[2,2] { { 2, 0 }, { 1, 2 } }");
   // Lower-triangular a = {{2,0},{1,4}}: a x = b with b = {{2},{9}} gives x = {{1},{2}}.
   EXPECT_EQ(Op("f32[2,1] triangular-solve(p0, p1), left_side=true, lower=true, transpose_a=NO_TRANSPOSE",
                {"f32[2,2]", "f32[2,1]"}, {"f32[2,2] {{2, 99}, {1, 4}}", "f32[2,1] {{2}, {9}}"}),
@@ -402,7 +424,7 @@ TEST(EvalNumerics, FftCholeskyTriangularSolve) {
   // x a = b with the same a: x = {{1, 2}} -> b = {{4, 8}}.
   EXPECT_EQ(Op("f32[1,2] triangular-solve(p0, p1), left_side=false, lower=true, transpose_a=NO_TRANSPOSE",
                {"f32[2,2]", "f32[1,2]"}, {"f32[2,2] {{2, 0}, {1, 4}}", "f32[1,2] {{4, 8}}"}),
-            "f32[1,2] { {1, 2} }");
+            "f32[1,2] { { 1, 2 } }");
 }
 
 TEST(EvalMisc, RngDeterministicAndInRange) {
@@ -449,7 +471,7 @@ TEST(EvalBatchNorm, TrainingAndGradGiveThreeFilledElements) {
                         "epsilon=0, feature_index=1",
                         {"f32[2,2]", "f32[2]", "f32[2]"},
                         {"f32[2,2] {{1, 10}, {3, 30}}", "f32[2] {1, 1}", "f32[2] {0, 0}"}),
-            "(f32[2,2], f32[2], f32[2]) ({ {-1, -1}, {1, 1} }, {2, 20}, {1, 100})");
+            "(f32[2,2], f32[2], f32[2]) ( { { -1, -1 }, { 1, 1 } }, {2, 20}, {1, 100} )");
   std::string grad = testing::Op(
       "(f32[2,2], f32[2], f32[2]) batch-norm-grad(p0, p1, p2, p3, p4), epsilon=0, feature_index=1",
       {"f32[2,2]", "f32[2]", "f32[2]", "f32[2]", "f32[2,2]"},

@@ -38,9 +38,10 @@ TEST(RngBitGenerator, ThreeFryInterleavesHalvesAlongTheFirstEvenDimension) {
   // u32[3,2]: split along dimension 1; row r is the block of counter r.
   std::string a = Rbg("rng_three_fry", "u64[2]", "{0, 0}", "u32[3,2]");
   std::string b = Rbg("rng_three_fry", "u64[2]", "{0, 1}", "u32[2]");
-  // Row 1 of a equals the first block at counter 1.
+  // Row 1 of a equals the first block at counter 1 (a's rows print as "{ x, y }", b's vector
+  // as "{x, y}").
   size_t open = b.rfind('{');
-  std::string block1 = b.substr(open, b.find('}', open) - open + 1);
+  std::string block1 = "{ " + b.substr(open + 1, b.find('}', open) - open - 1) + " }";
   EXPECT_NE(a.find(block1), std::string::npos) << a << "\n" << b;
   EXPECT_NE(a.find("{0, 3}"), std::string::npos) << a;  // counter advanced by 3
   // Odd sizes: u32[3] uses two counter values and drops the last word.

@@ -280,7 +280,7 @@ badd {
 )"), 4, 1, 0);
   ASSERT_TRUE(r.status.ok()) << r.status;
   for (int64_t d = 0; d < 4; ++d) {
-    EXPECT_EQ(PrintShapedLiteral(r.results[d]), "(s32[2], bf16[3]) ({3, 3}, {256, 256, 256})")
+    EXPECT_EQ(PrintShapedLiteral(r.results[d]), "(s32[2], bf16[3]) ( {3, 3}, {256, 256, 256} )")
         << d;
   }
 }
@@ -294,7 +294,7 @@ ENTRY e {
 }
 )", 2), 2, 1, 2);
   ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_EQ(PrintShapedLiteral(r.results[1]), "(f32[2], f32[2]) ({100, 102}, {-100, -102})");
+  EXPECT_EQ(PrintShapedLiteral(r.results[1]), "(f32[2], f32[2]) ( {100, 102}, {-100, -102} )");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -603,8 +603,8 @@ ENTRY e {
 )", 2, 3), 2, 3, 0);
   ASSERT_TRUE(r.status.ok()) << r.status;
   ASSERT_EQ(r.results.size(), 6u);
-  EXPECT_EQ(PrintShapedLiteral(r.results[4]), "(u32[], u32[]) (1, 1)");
-  EXPECT_EQ(PrintShapedLiteral(r.results[2]), "(u32[], u32[]) (0, 2)");
+  EXPECT_EQ(PrintShapedLiteral(r.results[4]), "(u32[], u32[]) ( 1, 1 )");
+  EXPECT_EQ(PrintShapedLiteral(r.results[2]), "(u32[], u32[]) ( 0, 2 )");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -746,8 +746,8 @@ ENTRY e {
 )", 4), 4, 1, 2);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(PrintShapedLiteral(r.results[1]),
-            "(f32[2], f32[8], f32[2], f32[2]) ({600, 604}, "
-            "{0, 1, 100, 101, 200, 201, 300, 301}, {0, 1}, {600, 604})");
+            "(f32[2], f32[8], f32[2], f32[2]) ( {600, 604}, "
+            "{0, 1, 100, 101, 200, 201, 300, 301}, {0, 1}, {600, 604} )");
 }
 
 TEST(MultiDevice, AsyncWrappedReduceScatterAndAllToAll) {
@@ -773,7 +773,7 @@ ENTRY e {
 )", 4), 4, 1, 4);
   ASSERT_TRUE(r.status.ok()) << r.status;
   // Device 2: element 2 summed over devices (600 + 4 * 2); element 2 of every device.
-  EXPECT_EQ(PrintShapedLiteral(r.results[2]), "(f32[1], f32[4]) ({608}, {2, 102, 202, 302})");
+  EXPECT_EQ(PrintShapedLiteral(r.results[2]), "(f32[1], f32[4]) ( {608}, {2, 102, 202, 302} )");
 }
 
 // ------------------------------------------------------------------------------------------
