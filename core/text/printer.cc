@@ -544,14 +544,7 @@ class InstructionPrinter {
     StrAppend(out_, instr.name(), " = ");
     AppendShape(instr.shape(), true, out_);
     const Instruction* wrapped = AsyncSugarWrapped(instr);
-    if (wrapped != nullptr) {
-      StrAppend(out_, " ", OpcodeName(wrapped->opcode()),
-                instr.opcode() == Opcode::kAsyncStart    ? "-start("
-                : instr.opcode() == Opcode::kAsyncUpdate ? "-update("
-                                                         : "-done(");
-    } else {
-      StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
-    }
+    OpenOperands(instr, wrapped);
     if (instr.opcode() == Opcode::kConstant) {
       if (instr.literal()) AppendLiteralData(*instr.literal(), out_);
     } else if (instr.opcode() == Opcode::kParameter) {
@@ -574,8 +567,26 @@ class InstructionPrinter {
       }
     }
     out_->push_back(')');
+    CloseWithAttributes(instr, wrapped);
+  }
+
+ private:
+  // " opcode(" or, for async sugar, " <wrapped opcode>-start(" (-update, -done).
+  void OpenOperands(const Instruction& instr, const Instruction* wrapped) {
+    if (wrapped != nullptr) {
+      StrAppend(out_, " ", OpcodeName(wrapped->opcode()),
+                instr.opcode() == Opcode::kAsyncStart    ? "-start("
+                : instr.opcode() == Opcode::kAsyncUpdate ? "-update("
+                                                         : "-done(");
+    } else {
+      StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
+    }
+  }
+
+  // The attributes after the operands: for a sugared start, the wrapped instruction's, then
+  // the start's own.
+  void CloseWithAttributes(const Instruction& instr, const Instruction* wrapped) {
     if (wrapped != nullptr && instr.opcode() == Opcode::kAsyncStart) {
-      // The wrapped instruction's attributes, then the start's own.
       PrintAttributes(*wrapped);
       const InstructionAttrs& a = instr.attrs_or_default();
       if (!a.async_execution_thread.empty()) {
@@ -587,7 +598,6 @@ class InstructionPrinter {
     PrintAttributes(instr);
   }
 
- private:
   bool canonical() const { return names_ != nullptr; }
   bool fingerprint() const { return o_.canonical == PrintOptions::Canonical::kFingerprint; }
 
@@ -602,14 +612,7 @@ class InstructionPrinter {
     StrAppend(out_, CanonicalName(&instr), " = ");
     AppendShapeWithDefaultLayout(instr.shape(), out_);
     const Instruction* wrapped = AsyncSugarWrapped(instr);
-    if (wrapped != nullptr) {
-      StrAppend(out_, " ", OpcodeName(wrapped->opcode()),
-                instr.opcode() == Opcode::kAsyncStart    ? "-start("
-                : instr.opcode() == Opcode::kAsyncUpdate ? "-update("
-                                                         : "-done(");
-    } else {
-      StrAppend(out_, " ", OpcodeName(instr.opcode()), "(");
-    }
+    OpenOperands(instr, wrapped);
     if (instr.opcode() == Opcode::kConstant) {
       AppendCanonicalConstant(instr);
     } else if (instr.opcode() == Opcode::kParameter) {
@@ -623,16 +626,7 @@ class InstructionPrinter {
       }
     }
     out_->push_back(')');
-    if (wrapped != nullptr && instr.opcode() == Opcode::kAsyncStart) {
-      PrintAttributes(*wrapped);
-      const InstructionAttrs& a = instr.attrs_or_default();
-      if (!a.async_execution_thread.empty()) {
-        Attr("async_execution_thread", QuoteString(a.async_execution_thread));
-      }
-      PrintCommon(instr, /*print_called=*/false);
-      return;
-    }
-    PrintAttributes(instr);
+    CloseWithAttributes(instr, wrapped);
   }
 
   // XLA elides constants of more than 10 elements and tuple constants; the fingerprint form
