@@ -459,7 +459,11 @@ std::optional<int64_t> Inferrer::GroupSize() const {
                              : Mode::kFlattenedId;
   std::optional<int64_t> listed;
   if (a.replica_groups) {
-    if (a.replica_groups->iota) {
+    if (a.replica_groups->mesh) {
+      std::vector<std::vector<int64_t>> groups = a.replica_groups->mesh->Expanded();
+      if (groups.empty()) return std::nullopt;
+      listed = static_cast<int64_t>(groups[0].size());
+    } else if (a.replica_groups->iota) {
       if (a.replica_groups->iota->dims.size() != 2) return std::nullopt;
       listed = a.replica_groups->iota->dims[1];
     } else if (!a.replica_groups->groups.empty()) {

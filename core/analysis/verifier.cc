@@ -794,7 +794,12 @@ void ModuleVerifier::CheckCollective(const Computation& comp, const Instruction&
   }
   if (a->replica_groups) {
     const ReplicaGroups& g = *a->replica_groups;
-    if (g.iota) {
+    if (g.mesh) {
+      std::string problem = g.mesh->Validate();
+      if (!problem.empty()) {
+        Error(&comp, &instr, StrCat(name, " has malformed mesh-axes replica_groups: ", problem));
+      }
+    } else if (g.iota) {
       const IotaDeviceList& iota = *g.iota;
       int64_t devices = 1;
       int64_t reshaped = 1;
@@ -864,7 +869,8 @@ void ModuleVerifier::CheckCollective(const Computation& comp, const Instruction&
   }
   const bool flattened = a->channel_id && a->use_global_device_ids && *a->use_global_device_ids;
   const bool no_groups =
-      !a->replica_groups || (!a->replica_groups->iota && a->replica_groups->groups.empty());
+      !a->replica_groups || (!a->replica_groups->iota && !a->replica_groups->mesh &&
+                              a->replica_groups->groups.empty());
   if (flattened && no_groups) {
     Error(&comp, &instr,
           StrCat(name, " with use_global_device_ids=true needs explicit replica_groups="));

@@ -105,9 +105,46 @@ struct IotaDeviceList {
   std::vector<int64_t> Expand() const;
 };
 
+// One axis of a mesh-axes replica group list: a whole mesh axis, or the sub-axis of `size`
+// devices whose stride within the axis is `pre_size` (written `a:(pre_size)size`).
+struct MeshAxisRef {
+  int64_t axis = 0;      // index into MeshReplicaGroups::axis_names
+  int64_t pre_size = 0;  // 0 = the whole axis
+  int64_t size = 0;
+  bool by_index = false;  // written as the axis number rather than its name
+  bool has_sub() const { return pre_size > 0; }
+  bool operator==(const MeshAxisRef&) const = default;
+};
+
+// XLA's mesh-axes replica groups: a mesh (named axes and a device assignment) and the mesh
+// axes each group spans; every other mesh coordinate names one group.
+struct MeshReplicaGroups {
+  enum class Style : uint8_t {
+    kBracket,  // mesh['a'=2,'b'=4], device_ids=(...) {'a'}
+    kAngle,    // @mesh<a=2,b=4>(...) {a}
+  };
+  std::vector<std::string> axis_names;
+  std::vector<int64_t> axis_sizes;
+  // Device assignment, row-major over axis_sizes: an iota (dims = axis_sizes), an explicit
+  // list, or, with neither, the devices 0..n-1 in order.
+  std::optional<IotaDeviceList> device_iota;
+  std::vector<int64_t> device_ids;
+  std::vector<MeshAxisRef> axes;
+  Style style = Style::kBracket;
+  char quote = '\'';  // how axis names are quoted: '\'', '"' or 0 (bare)
+  bool operator==(const MeshReplicaGroups&) const = default;
+  // Empty when consistent, else what is wrong.
+  std::string Validate() const;
+  // The device assignment in row-major order; empty when inconsistent.
+  std::vector<int64_t> Devices() const;
+  // XLA's flattened groups; empty when inconsistent.
+  std::vector<std::vector<int64_t>> Expanded() const;
+};
+
 struct ReplicaGroups {
   std::optional<IotaDeviceList> iota;     // compact form, when written that way
   std::vector<std::vector<int64_t>> groups;  // explicit form
+  std::optional<MeshReplicaGroups> mesh;  // mesh-axes form, when written that way
   bool operator==(const ReplicaGroups&) const = default;
   // Groups in explicit form whichever way they were written.
   std::vector<std::vector<int64_t>> Expanded() const;

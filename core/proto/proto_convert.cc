@@ -552,6 +552,49 @@ absl::StatusOr<Sharding> ShardingFromMirror(const xla::HlowbSharding& p, const R
 // ---------------------------------------------------------------------------------------------
 // Replica groups, sparsity, small attribute messages
 
+void MeshToProto(const MeshReplicaGroups& m, xla::MeshAxesReplicaGroupListProto* p) {
+  for (size_t i = 0; i < m.axis_names.size() && i < m.axis_sizes.size(); ++i) {
+    xla::MeshProto::MeshAxis* axis = p->mutable_mesh()->add_axes();
+    axis->set_name(m.axis_names[i]);
+    axis->set_size(m.axis_sizes[i]);
+  }
+  std::vector<int64_t> devices = m.Devices();
+  bool identity = true;
+  for (size_t i = 0; i < devices.size(); ++i) identity = identity && devices[i] == static_cast<int64_t>(i);
+  if (!identity) AssignInts(devices, p->mutable_mesh()->mutable_device_ids());
+  for (const MeshAxisRef& r : m.axes) {
+    xla::AxisRefProto* a = p->add_axes();
+    a->set_mesh_axis_index(r.axis);
+    if (r.has_sub()) {
+      a->mutable_sub_axis_info()->set_pre_size(r.pre_size);
+      a->mutable_sub_axis_info()->set_size(r.size);
+    }
+  }
+}
+
+absl::StatusOr<MeshReplicaGroups> MeshFromProto(const xla::MeshAxesReplicaGroupListProto& p,
+                                                const ReadContext& ctx) {
+  MeshReplicaGroups m;
+  for (const auto& axis : p.mesh().axes()) {
+    m.axis_names.push_back(axis.name());
+    m.axis_sizes.push_back(axis.size());
+  }
+  m.device_ids = ToVec(p.mesh().device_ids());
+  for (const xla::AxisRefProto& a : p.axes()) {
+    MeshAxisRef r;
+    r.axis = a.mesh_axis_index();
+    if (a.has_sub_axis_info()) {
+      r.pre_size = a.sub_axis_info().pre_size();
+      r.size = a.sub_axis_info().size();
+      if (r.pre_size <= 0) return ctx.Error("mesh-axes replica groups: a sub-axis pre-size must be positive");
+    }
+    m.axes.push_back(r);
+  }
+  std::string problem = m.Validate();
+  if (!problem.empty()) return ctx.Error(StrCat("mesh-axes replica groups: ", problem));
+  return m;
+}
+
 void ReplicaGroupsToMirror(const std::optional<ReplicaGroups>& g, xla::HlowbReplicaGroups* p) {
   p->set_present(g.has_value());
   if (!g) return;
@@ -562,6 +605,18 @@ void ReplicaGroupsToMirror(const std::optional<ReplicaGroups>& g, xla::HlowbRepl
     AssignInts(g->iota->transpose_perm, p->mutable_iota_transpose_perm());
   }
   for (const auto& group : g->groups) AssignInts(group, p->add_groups()->mutable_values());
+  if (g->mesh) {
+    const MeshReplicaGroups& m = *g->mesh;
+    MeshToProto(m, p->mutable_mesh());
+    p->set_mesh_style(m.style == MeshReplicaGroups::Style::kAngle ? 1 : 0);
+    p->set_mesh_quote(m.quote);
+    if (m.device_iota) {
+      p->set_mesh_has_device_iota(true);
+      AssignInts(m.device_iota->reshape_dims, p->mutable_mesh_iota_reshape_dims());
+      AssignInts(m.device_iota->transpose_perm, p->mutable_mesh_iota_transpose_perm());
+    }
+    for (const MeshAxisRef& r : m.axes) p->add_mesh_axis_by_index(r.by_index);
+  }
 }
 
 absl::StatusOr<std::optional<ReplicaGroups>> ReplicaGroupsFromMirror(
@@ -576,6 +631,26 @@ absl::StatusOr<std::optional<ReplicaGroups>> ReplicaGroupsFromMirror(
     if (!st.ok()) return st;
   }
   for (const xla::HlowbInt64List& l : p.groups()) g.groups.push_back(ToVec(l.values()));
+  if (p.has_mesh()) {
+    absl::StatusOr<MeshReplicaGroups> m = MeshFromProto(p.mesh(), ctx);
+    if (!m.ok()) return m.status();
+    m->style = p.mesh_style() == 1 ? MeshReplicaGroups::Style::kAngle
+                                   : MeshReplicaGroups::Style::kBracket;
+    const int32_t q = p.mesh_quote();
+    if (q != 0 && q != '\'' && q != '"') return ctx.Error("hlowb replica groups: bad mesh quote");
+    m->quote = static_cast<char>(q);
+    if (p.mesh_has_device_iota()) {
+      m->device_ids.clear();
+      m->device_iota = IotaDeviceList{m->axis_sizes, ToVec(p.mesh_iota_reshape_dims()),
+                                      ToVec(p.mesh_iota_transpose_perm())};
+    }
+    for (int i = 0; i < p.mesh_axis_by_index_size() && i < static_cast<int>(m->axes.size()); ++i) {
+      m->axes[static_cast<size_t>(i)].by_index = p.mesh_axis_by_index(i);
+    }
+    std::string problem = m->Validate();
+    if (!problem.empty()) return ctx.Error(StrCat("hlowb replica groups: ", problem));
+    g.mesh = std::move(*m);
+  }
   return g;
 }
 
@@ -823,7 +898,13 @@ absl::Status EncodeAttrs(const Instruction& instr, xla::HloInstructionProto* p,
   p->set_mantissa_bits(a.mantissa_bits);
   if (a.channel_id && *a.channel_id > 0) p->set_channel_id(*a.channel_id);
   if (a.replica_groups) {
-    if (a.replica_groups->iota && !IotaValid(*a.replica_groups->iota)) {
+    if (a.replica_groups->mesh) {
+      if (!a.replica_groups->mesh->Validate().empty()) {
+        ctx.Warn("inconsistent mesh-axes replica groups cannot be written to XLA's fields");
+      } else {
+        MeshToProto(*a.replica_groups->mesh, p->mutable_mesh_axes_replica_group_list());
+      }
+    } else if (a.replica_groups->iota && !IotaValid(*a.replica_groups->iota)) {
       ctx.Warn("inconsistent iota replica groups cannot be written to XLA's fields");
     } else if (a.replica_groups->iota) {
       IotaToProto(*a.replica_groups->iota,
@@ -1243,17 +1324,23 @@ absl::Status DecodeInstructionFields(const xla::HloInstructionProto& p, Instruct
   } else if (p.all_reduce_id() > 0) {
     a->channel_id = p.all_reduce_id();
   }
-  // Replica groups: newest field first, then the older forms.
-  if (p.has_iota_collective_device_list()) {
+  // Replica groups: newest fields first, then the older forms.
+  if (p.has_mesh_axes_replica_group_list()) {
+    absl::StatusOr<MeshReplicaGroups> m = MeshFromProto(p.mesh_axes_replica_group_list(), ctx);
+    if (!m.ok()) return m.status();
+    ReplicaGroups g;
+    g.mesh = std::move(*m);
+    a->replica_groups = std::move(g);
+  } else if (p.has_iota_collective_device_list()) {
     absl::StatusOr<IotaDeviceList> iota = IotaFromProto(p.iota_collective_device_list(), ctx);
     if (!iota.ok()) return iota.status();
-    a->replica_groups = ReplicaGroups{std::move(*iota), {}};
+    a->replica_groups = ReplicaGroups{std::move(*iota), {}, {}};
   } else if (p.has_collective_device_list() &&
              p.collective_device_list().has_iota_replica_group_list()) {
     absl::StatusOr<IotaDeviceList> iota =
         IotaFromProto(p.collective_device_list().iota_replica_group_list(), ctx);
     if (!iota.ok()) return iota.status();
-    a->replica_groups = ReplicaGroups{std::move(*iota), {}};
+    a->replica_groups = ReplicaGroups{std::move(*iota), {}, {}};
   } else if (p.has_collective_device_list() &&
              p.collective_device_list().replica_groups_size() > 0) {
     ReplicaGroups g;
@@ -1265,8 +1352,6 @@ absl::Status DecodeInstructionFields(const xla::HloInstructionProto& p, Instruct
     ReplicaGroups g;
     for (const auto& r : p.replica_groups()) g.groups.push_back(ToVec(r.replica_ids()));
     a->replica_groups = std::move(g);
-  } else if (p.has_mesh_axes_replica_group_list()) {
-    ctx.Warn("mesh-axes replica groups are not supported; dropped");
   } else if (AlwaysHasReplicaGroups(op)) {
     a->replica_groups = ReplicaGroups{};
   }

@@ -1,7 +1,9 @@
 #include "core/text/parser.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
@@ -151,6 +153,7 @@ class Parser {
   bool ParseSingleSharding(Sharding* s, bool braced);
   bool ParseIotaTail(IotaDeviceList* iota);
   bool ParseReplicaGroups(ReplicaGroups* g);
+  bool ParseMeshReplicaGroups(MeshReplicaGroups* m);
   bool ParseMetadata(OpMetadata* m);
   bool ParseFrontendAttributes(FrontendAttributes* f);
   bool ParseBackendConfig(std::string* v);
@@ -1550,7 +1553,226 @@ bool Parser::ParseIotaTail(IotaDeviceList* iota) {
   return true;
 }
 
+// The mesh-axes form, read character by character from the current token:
+//   mesh['a'=2,'b'=4][, device_ids=(LIST)] {AXES}   or   @mesh<a=2,b=4>[(LIST)] {AXES}
+// LIST is `d,d,...` or an iota `[reshape]T(perm)`; AXES are names (quoted as in the mesh, or
+// axis numbers) with an optional sub-axis `:(pre_size)size`.
+bool Parser::ParseMeshReplicaGroups(MeshReplicaGroups* m) {
+  const std::string_view t = lex_.text();
+  size_t i = lex_.tok().offset;
+  auto skip_ws = [&] {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+  };
+  auto peek = [&](std::string_view w) { return t.substr(i, w.size()) == w; };
+  auto expect = [&](std::string_view w) {
+    skip_ws();
+    if (!peek(w)) return ErrorAt(i, StrCat("expected '", w, "' in mesh-axes replica_groups"));
+    i += w.size();
+    return true;
+  };
+  auto read_int = [&](int64_t* out) {
+    skip_ws();
+    size_t start = i;
+    bool neg = i < t.size() && t[i] == '-';
+    if (neg) ++i;
+    int64_t v = 0;
+    size_t digits = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+      if (v > (INT64_MAX - (t[i] - '0')) / 10) return ErrorAt(start, "integer is too large");
+      v = v * 10 + (t[i] - '0');
+      ++i;
+      ++digits;
+    }
+    if (digits == 0) return ErrorAt(start, "expected an integer in mesh-axes replica_groups");
+    *out = neg ? -v : v;
+    return true;
+  };
+  // A name, quoted with m->quote (or bare when m->quote is 0); `quote_out` learns the quote.
+  auto read_name = [&](std::string* out, bool first) {
+    skip_ws();
+    size_t start = i;
+    char q = (i < t.size() && (t[i] == '\'' || t[i] == '"')) ? t[i] : 0;
+    if (first) m->quote = q;
+    if (q != m->quote) {
+      return ErrorAt(start, q == 0 ? "expected a quoted mesh axis name"
+                                   : "mesh axis names must all be quoted the same way");
+    }
+    if (q) {
+      size_t close = t.find(q, i + 1);
+      size_t eol = t.find('\n', i + 1);
+      if (close == std::string_view::npos || (eol != std::string_view::npos && eol < close)) {
+        return ErrorAt(start, "unterminated mesh axis name");
+      }
+      *out = std::string(t.substr(i + 1, close - i - 1));
+      i = close + 1;
+    } else {
+      while (i < t.size() && (std::isalnum(static_cast<unsigned char>(t[i])) || t[i] == '_' ||
+                              t[i] == '.' || t[i] == '-')) {
+        ++i;
+      }
+      *out = std::string(t.substr(start, i - start));
+    }
+    if (out->empty()) return ErrorAt(start, "expected a mesh axis name");
+    return true;
+  };
+  auto read_device_list = [&]() {
+    // After '(': `[reshape]T(perm))` or `d,d,...)`.
+    skip_ws();
+    if (peek("[")) {
+      ++i;
+      IotaDeviceList iota;
+      iota.dims = m->axis_sizes;
+      for (;;) {
+        int64_t d;
+        if (!read_int(&d)) return false;
+        iota.reshape_dims.push_back(d);
+        skip_ws();
+        if (peek(",")) {
+          ++i;
+          continue;
+        }
+        break;
+      }
+      if (!expect("]")) return false;
+      skip_ws();
+      if (peek("T(")) {
+        i += 2;
+        for (;;) {
+          int64_t d;
+          if (!read_int(&d)) return false;
+          iota.transpose_perm.push_back(d);
+          skip_ws();
+          if (peek(",")) {
+            ++i;
+            continue;
+          }
+          break;
+        }
+        if (!expect(")")) return false;
+      }
+      m->device_iota = std::move(iota);
+    } else {
+      for (;;) {
+        int64_t d;
+        if (!read_int(&d)) return false;
+        m->device_ids.push_back(d);
+        skip_ws();
+        if (peek(",")) {
+          ++i;
+          continue;
+        }
+        break;
+      }
+    }
+    return expect(")");
+  };
+
+  const size_t begin = i;
+  char close;
+  if (peek("mesh[")) {
+    m->style = MeshReplicaGroups::Style::kBracket;
+    i += 5;
+    close = ']';
+  } else if (peek("@mesh<")) {
+    m->style = MeshReplicaGroups::Style::kAngle;
+    i += 6;
+    close = '>';
+  } else {
+    return ErrorAt(i, "expected 'mesh[' or '@mesh<' to start mesh-axes replica_groups");
+  }
+  for (;;) {
+    std::string name;
+    if (!read_name(&name, m->axis_names.empty())) return false;
+    if (!expect("=")) return false;
+    size_t size_at = (skip_ws(), i);
+    int64_t size;
+    if (!read_int(&size)) return false;
+    if (size <= 0) return ErrorAt(size_at, StrCat("mesh axis '", name, "' needs a positive size"));
+    for (const std::string& seen : m->axis_names) {
+      if (seen == name) return ErrorAt(size_at, StrCat("mesh axis '", name, "' is repeated"));
+    }
+    m->axis_names.push_back(std::move(name));
+    m->axis_sizes.push_back(size);
+    skip_ws();
+    if (peek(",")) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (!expect(std::string_view(&close, 1))) return false;
+  size_t devices_at = i;
+  if (m->style == MeshReplicaGroups::Style::kBracket) {
+    skip_ws();
+    if (peek(",")) {
+      ++i;
+      if (!expect("device_ids=")) return false;
+      if (!expect("(")) return false;
+      devices_at = i;
+      if (!read_device_list()) return false;
+    }
+  } else if (peek("(")) {
+    ++i;
+    devices_at = i;
+    if (!read_device_list()) return false;
+  }
+  {
+    MeshReplicaGroups mesh_only = *m;
+    std::string problem = mesh_only.Validate();
+    if (!problem.empty()) return ErrorAt(devices_at, problem);
+  }
+  if (!expect("{")) return false;
+  skip_ws();
+  while (!peek("}")) {
+    const size_t ref_at = i;
+    std::string name;
+    MeshAxisRef ref;
+    bool bare_digit = m->quote == 0 && i < t.size() && t[i] >= '0' && t[i] <= '9';
+    if (!read_name(&name, false)) return false;
+    auto it = std::find(m->axis_names.begin(), m->axis_names.end(), name);
+    if (it != m->axis_names.end() && !bare_digit) {
+      ref.axis = it - m->axis_names.begin();
+    } else if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+                 return c >= '0' && c <= '9';
+               }) && name.size() < 10 && std::stoll(name) < static_cast<int64_t>(m->axis_names.size())) {
+      ref.axis = std::stoll(name);
+      ref.by_index = true;
+    } else {
+      return ErrorAt(ref_at, StrCat("unknown mesh axis '", name, "' in replica_groups"));
+    }
+    skip_ws();
+    if (peek(":")) {
+      ++i;
+      if (!expect("(")) return false;
+      if (!read_int(&ref.pre_size)) return false;
+      if (!expect(")")) return false;
+      if (!read_int(&ref.size)) return false;
+      if (ref.pre_size <= 0) return ErrorAt(ref_at, "a sub-axis pre-size must be positive");
+    }
+    m->axes.push_back(ref);
+    std::string problem = m->Validate();
+    if (!problem.empty()) return ErrorAt(ref_at, problem);
+    skip_ws();
+    if (!peek(",")) break;
+    ++i;
+    skip_ws();
+  }
+  if (!expect("}")) return false;
+  (void)begin;
+  lex_.SeekTo(i);
+  return true;
+}
+
 bool Parser::ParseReplicaGroups(ReplicaGroups* g) {
+  {
+    std::string_view rest = lex_.text().substr(lex_.tok().offset);
+    if (rest.substr(0, 5) == "mesh[" || rest.substr(0, 6) == "@mesh<") {
+      MeshReplicaGroups m;
+      if (!ParseMeshReplicaGroups(&m)) return false;
+      g->mesh = std::move(m);
+      return true;
+    }
+  }
   if (lex_.kind() == TokKind::kLsquare) {
     IotaDeviceList iota;
     lex_.Next();

@@ -202,7 +202,42 @@ std::string PaddingText(const PaddingConfig& p) {
   return absl::StrJoin(parts, "x");
 }
 
+std::string MeshReplicaGroupsText(const MeshReplicaGroups& m) {
+  const bool angle = m.style == MeshReplicaGroups::Style::kAngle;
+  auto name = [&](const std::string& n) {
+    return m.quote ? StrCat(std::string(1, m.quote), n, std::string(1, m.quote)) : n;
+  };
+  std::vector<std::string> axes;
+  for (size_t i = 0; i < m.axis_names.size() && i < m.axis_sizes.size(); ++i) {
+    axes.push_back(StrCat(name(m.axis_names[i]), "=", m.axis_sizes[i]));
+  }
+  std::string out = StrCat(angle ? "@mesh<" : "mesh[", absl::StrJoin(axes, ","), angle ? ">" : "]");
+  std::string devices;
+  if (m.device_iota) {
+    devices = StrCat("[", absl::StrJoin(m.device_iota->reshape_dims, ","), "]");
+    if (!m.device_iota->transpose_perm.empty()) {
+      StrAppend(&devices, "T(", absl::StrJoin(m.device_iota->transpose_perm, ","), ")");
+    }
+  } else if (!m.device_ids.empty()) {
+    devices = absl::StrJoin(m.device_ids, ",");
+  }
+  if (m.device_iota || !m.device_ids.empty()) {
+    StrAppend(&out, angle ? "(" : ", device_ids=(", devices, ")");
+  }
+  std::vector<std::string> refs;
+  for (const MeshAxisRef& r : m.axes) {
+    std::string ref = r.by_index || r.axis < 0 || r.axis >= static_cast<int64_t>(m.axis_names.size())
+                          ? name(StrCat(r.axis))
+                          : name(m.axis_names[static_cast<size_t>(r.axis)]);
+    if (r.has_sub()) StrAppend(&ref, ":(", r.pre_size, ")", r.size);
+    refs.push_back(std::move(ref));
+  }
+  StrAppend(&out, " {", absl::StrJoin(refs, ","), "}");
+  return out;
+}
+
 std::string ReplicaGroupsText(const ReplicaGroups& g) {
+  if (g.mesh) return MeshReplicaGroupsText(*g.mesh);
   if (g.iota) return IotaList(*g.iota);
   std::vector<std::string> parts;
   for (const auto& group : g.groups) parts.push_back(IntList(group));
@@ -735,7 +770,7 @@ class InstructionPrinter {
     if (has_attrs) {
       if (a.channel_id) Attr("channel_id", StrCat(*a.channel_id));
       if (a.replica_groups) {
-        if (fingerprint() && a.replica_groups->iota) {
+        if (fingerprint() && (a.replica_groups->iota || a.replica_groups->mesh)) {
           ReplicaGroups full;
           full.groups = a.replica_groups->Expanded();
           Attr("replica_groups", ReplicaGroupsText(full));

@@ -89,6 +89,11 @@ absl::StatusOr<std::vector<int64_t>> ExpandIotaDeviceList(const IotaDeviceList& 
 }
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> ExpandReplicaGroups(const ReplicaGroups& groups) {
+  if (groups.mesh) {
+    std::string problem = groups.mesh->Validate();
+    if (!problem.empty()) return absl::InvalidArgumentError(problem);
+    return groups.mesh->Expanded();
+  }
   if (!groups.iota) return groups.groups;
   auto flat = ExpandIotaDeviceList(*groups.iota);
   if (!flat.ok()) return flat.status();

@@ -82,6 +82,26 @@ std::string RoundTrip(const std::string& label, std::string_view part, std::stri
     std::string printed_again = PrintModule(**reparsed, print_options);
     if (printed_again != printed) return "printing the " + form + " form is not idempotent";
   }
+  // XLA's canonical form renames every instruction and writes called computations in place;
+  // it must read back as a valid module with the same entry signature. (The fingerprint form
+  // has no names to read back; XLA's parser refuses it too.)
+  const std::string canonical = PrintModule(m, PrintOptions::CanonicalForm());
+  auto reread = ParseModule(canonical);
+  if (!reread.ok()) return "re-parse of canonical form: " + std::string(reread.status().message());
+  if (CountErrors(VerifyModule(**reread)) > 0 && known == KnownInvalid().end()) {
+    return "the canonical form re-parses into a module that does not verify";
+  }
+  const Computation* a = m.entry();
+  const Computation* b = (*reread)->entry();
+  auto signature = [](const Computation* c) {
+    return c == nullptr || c->root() == nullptr
+               ? std::string()
+               : std::to_string(c->parameters().size()) + " -> " +
+                     PrintShape(c->root()->shape(), false);
+  };
+  if (signature(a) != signature(b)) {
+    return "the canonical form's entry computation has another signature: " + signature(b);
+  }
   return "";
 }
 

@@ -225,6 +225,47 @@ ENTRY e {
   EXPECT_EQ(Floats(e.results[3])[0], 400.f);
 }
 
+TEST(MultiDevice, AllReduceMeshAxesGroupsMatchTheirExplicitGroups) {
+  // mesh a=2 x b=4 with devices [[7,6,5,4],[3,2,1,0]], grouped over b:(2)2:
+  // {{7,6},{5,4},{3,2},{1,0}}; and flattened device ids over a 2 x 2 mesh of partitions.
+  const std::string body = R"(
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2] all-reduce(p), replica_groups=GROUPS, to_apply=add
+}
+)";
+  auto with = [&](const std::string& groups) {
+    std::string b = body;
+    b.replace(b.find("GROUPS"), 6, groups);
+    return b;
+  };
+  DevicesRun mesh = RunOnDevices(
+      HloText(with("mesh['a'=2,'b'=4], device_ids=(7,6,5,4,3,2,1,0) {'b':(2)2}"), 8), 8, 1, 2);
+  DevicesRun list = RunOnDevices(HloText(with("{{7,6},{5,4},{3,2},{1,0}}"), 8), 8, 1, 2);
+  ASSERT_TRUE(mesh.status.ok()) << mesh.status;
+  ASSERT_TRUE(list.status.ok()) << list.status;
+  for (int64_t d = 0; d < 8; ++d) {
+    EXPECT_EQ(Floats(mesh.results[d]), Floats(list.results[d])) << d;
+  }
+  // Devices 6 and 7: 600 + 700 + (i + i).
+  EXPECT_EQ(Floats(mesh.results[6]), (std::vector<float>{1300, 1302}));
+  EXPECT_EQ(Floats(mesh.results[0]), (std::vector<float>{100, 102}));
+  const std::string partitions =
+      "ENTRY e {\n  p = f32[1] parameter(0)\n  ROOT r = f32[1] all-reduce(p), channel_id=1, "
+      "replica_groups=GROUPS, use_global_device_ids=true, to_apply=add\n}\n";
+  auto with_p = [&](const std::string& groups) {
+    std::string b = partitions;
+    b.replace(b.find("GROUPS"), 6, groups);
+    return b;
+  };
+  DevicesRun pm = RunOnDevices(HloText(with_p("@mesh<x=2,y=2> {x}"), 1, 4), 1, 4, 1);
+  DevicesRun pl = RunOnDevices(HloText(with_p("{{0,2},{1,3}}"), 1, 4), 1, 4, 1);
+  ASSERT_TRUE(pm.status.ok()) << pm.status;
+  ASSERT_TRUE(pl.status.ok()) << pl.status;
+  for (int64_t d = 0; d < 4; ++d) EXPECT_EQ(Floats(pm.results[d]), Floats(pl.results[d])) << d;
+  EXPECT_EQ(Floats(pm.results[1])[0], 400.f);  // partitions 1 + 3
+}
+
 TEST(MultiDevice, AllReduceAnyReductionFoldsInRankOrder) {
   // to_apply = 2 a + b is not commutative: devices fold in rank order, the group's first
   // device first. Group {{2,0,1,3}}: ((2 x2 + x0) * 2 + x1) * 2 + x3 with x_d = 100 d.
