@@ -1,5 +1,7 @@
 #include "core/text/printer.h"
 
+#include <functional>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "core/support/strings.h"
@@ -705,51 +707,7 @@ class InstructionPrinter {
     return out;
   }
 
-  // Called computations written in place, as XLA's full-bodies mode prints them.
-  void PrintCalledBodies(const Instruction& instr) {
-    const auto& called = instr.called_computations();
-    if (called.empty()) return;
-    const InstructionAttrs& a = instr.attrs_or_default();
-    switch (instr.opcode()) {
-      case Opcode::kWhile:
-        if (called.size() == 2) {
-          Attr("condition", "\n" + Body(called[0]));
-          Attr("body", "\n" + Body(called[1]));
-          return;
-        }
-        break;
-      case Opcode::kSelectAndScatter:
-        if (called.size() == 2) {
-          Attr("select", "\n" + Body(called[0]));
-          Attr("scatter", "\n" + Body(called[1]));
-          return;
-        }
-        break;
-      case Opcode::kConditional:
-        if (instr.operand_count() > 0 &&
-            instr.operand(0)->shape().element_type() == PrimitiveType::kPred && called.size() == 2) {
-          Attr("true_computation", "\n" + Body(called[0]));
-          Attr("false_computation", "\n" + Body(called[1]));
-          return;
-        }
-        Attr("branch_computations", "{\n" + Bodies(called, ",\n") + "\n}");
-        return;
-      case Opcode::kFusion:
-      case Opcode::kAsyncStart:
-        if (called.size() == 1) {
-          Attr("calls", "\n" + Body(called[0]));
-          return;
-        }
-        break;
-      default:
-        break;
-    }
-    if (called.size() == 1 && !a.called_computations_as_list) {
-      Attr("to_apply", "\n" + Body(called[0]));
-      return;
-    }
-    Attr("called_computations", "{\n" + Bodies(called, ",\n") + "\n}");
-  }
+
 
   void Attr(std::string_view name, std::string_view value) {
     StrAppend(out_, ", ", name, "=", value);
@@ -962,42 +920,42 @@ class InstructionPrinter {
     PrintCommon(instr);
   }
 
-  void PrintCalled(const Instruction& instr) {
+  // The called-computation attributes in XLA's names: `one` writes a single computation,
+  // `list` a braced list (names, or bodies written in place in the canonical forms).
+  void PrintCalled(const Instruction& instr,
+                   const std::function<std::string(const Computation*)>& one,
+                   const std::function<std::string(const std::vector<Computation*>&)>& list) {
     const auto& called = instr.called_computations();
     if (called.empty()) return;
     const InstructionAttrs& a = instr.attrs_or_default();
     switch (instr.opcode()) {
       case Opcode::kWhile:
         if (called.size() == 2) {
-          Attr("condition", CompName(called[0]));
-          Attr("body", CompName(called[1]));
+          Attr("condition", one(called[0]));
+          Attr("body", one(called[1]));
           return;
         }
         break;
       case Opcode::kSelectAndScatter:
         if (called.size() == 2) {
-          Attr("select", CompName(called[0]));
-          Attr("scatter", CompName(called[1]));
+          Attr("select", one(called[0]));
+          Attr("scatter", one(called[1]));
           return;
         }
         break;
       case Opcode::kConditional:
         if (instr.operand_count() > 0 &&
             instr.operand(0)->shape().element_type() == PrimitiveType::kPred && called.size() == 2) {
-          Attr("true_computation", CompName(called[0]));
-          Attr("false_computation", CompName(called[1]));
+          Attr("true_computation", one(called[0]));
+          Attr("false_computation", one(called[1]));
           return;
         }
-        {
-          std::vector<std::string> names;
-          for (const Computation* c : called) names.push_back(CompName(c));
-          Attr("branch_computations", "{" + absl::StrJoin(names, ", ") + "}");
-        }
+        Attr("branch_computations", list(called));
         return;
       case Opcode::kFusion:
       case Opcode::kAsyncStart:
         if (called.size() == 1) {
-          Attr("calls", CompName(called[0]));
+          Attr("calls", one(called[0]));
           return;
         }
         break;
@@ -1005,20 +963,30 @@ class InstructionPrinter {
         break;
     }
     if (called.size() == 1 && !a.called_computations_as_list) {
-      Attr("to_apply", CompName(called[0]));
+      Attr("to_apply", one(called[0]));
       return;
     }
-    std::vector<std::string> names;
-    for (const Computation* c : called) names.push_back(CompName(c));
-    Attr("called_computations", "{" + absl::StrJoin(names, ", ") + "}");
+    Attr("called_computations", list(called));
   }
+
 
   void PrintCommon(const Instruction& instr, bool print_called = true) {
     const InstructionAttrs& a = instr.attrs_or_default();
-    if (canonical()) {
-      if (print_called) PrintCalledBodies(instr);
+    if (canonical() && print_called) {
+      // Bodies written in place, as XLA's full-bodies mode prints them.
+      PrintCalled(
+          instr, [this](const Computation* c) { return "\n" + Body(c); },
+          [this](const std::vector<Computation*>& cs) {
+            return "{\n" + Bodies(cs, ",\n") + "\n}";
+          });
     } else if (o_.print_references && print_called) {
-      PrintCalled(instr);
+      PrintCalled(
+          instr, [this](const Computation* c) { return CompName(c); },
+          [this](const std::vector<Computation*>& cs) {
+            std::vector<std::string> names;
+            for (const Computation* c : cs) names.push_back(CompName(c));
+            return "{" + absl::StrJoin(names, ", ") + "}";
+          });
     }
     if (a.is_composite) Attr("is_composite", "true");
     if (instr.sharding() && canonical()) {
