@@ -49,7 +49,13 @@ absl::Status TypedReduce(Opcode op, const std::vector<const Literal*>& inputs, L
   });
 }
 
-// f16, bf16, f8 and f4: each step is computed in f64 and rounded to the type.
+// f16, bf16, f8 and f4: the fold runs in f64 and the result is rounded to the type once, at
+// the end. XLA's CPU backend does the same in f32 (it promotes 16-bit all-reduces, and has no
+// narrower collective arithmetic), and TPUs accumulate 16-bit sums in f32; the order of a
+// collective's reduction is not specified, so a fold that rounds after every step in rank
+// order is no more correct, only further from the exact sum. For add, the f64 sum of the
+// values of up to a few hundred devices is exact unless their exponents are far apart, so the
+// result is the correctly rounded sum whatever the order.
 absl::Status NarrowReduce(PrimitiveType type, Opcode op, const std::vector<const Literal*>& inputs,
                           Literal* out, int64_t begin, int64_t end) {
   return eval::WithBinaryFn<double>(op, [&](auto fn) -> absl::Status {
@@ -58,12 +64,11 @@ absl::Status NarrowReduce(PrimitiveType type, Opcode op, const std::vector<const
       for (int b = 0; b < 256; ++b) table[b] = FloatBitsToDouble(type, static_cast<uint64_t>(b));
       uint8_t* o = out->mutable_data_as<uint8_t>();
       for (int64_t i = begin; i < end; ++i) {
-        uint8_t acc = inputs[0]->data_as<uint8_t>()[i];
+        double acc = table[inputs[0]->data_as<uint8_t>()[i]];
         for (size_t g = 1; g < inputs.size(); ++g) {
-          double v = fn(table[acc], table[inputs[g]->data_as<uint8_t>()[i]]);
-          acc = static_cast<uint8_t>(DoubleToFloatBits(type, v));
+          acc = fn(acc, table[inputs[g]->data_as<uint8_t>()[i]]);
         }
-        o[i] = acc;
+        o[i] = static_cast<uint8_t>(DoubleToFloatBits(type, acc));
       }
       return absl::OkStatus();
     }
@@ -82,11 +87,11 @@ absl::Status NarrowReduce(PrimitiveType type, Opcode op, const std::vector<const
     };
     uint16_t* o = out->mutable_data_as<uint16_t>();
     for (int64_t i = begin; i < end; ++i) {
-      uint16_t acc = inputs[0]->data_as<uint16_t>()[i];
+      double acc = decode(inputs[0]->data_as<uint16_t>()[i]);
       for (size_t g = 1; g < inputs.size(); ++g) {
-        acc = encode(fn(decode(acc), decode(inputs[g]->data_as<uint16_t>()[i])));
+        acc = fn(acc, decode(inputs[g]->data_as<uint16_t>()[i]));
       }
-      o[i] = acc;
+      o[i] = encode(acc);
     }
     return absl::OkStatus();
   });

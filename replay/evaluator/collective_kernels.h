@@ -23,9 +23,10 @@ namespace hlowb {
 // sums: out[i] = f(...f(f(in[0][i], in[1][i]), in[2][i])..., in[n-1][i]).
 //
 // A to_apply that is a plain binary op of its parameters (add, multiply, maximum, minimum,
-// and, or, xor) runs as a typed loop; f16, bf16 and the f8/f4 types are combined in f64 and
-// rounded to the type after every step, as the type's own arithmetic would. Any other to_apply
-// runs through the interpreter one element at a time (correct, slow).
+// and, or, xor) runs as a typed loop; f16, bf16 and the f8/f4 types are folded in f64 and
+// rounded to the type once, at the end, as XLA's CPU backend (which promotes 16-bit
+// all-reduces to f32) and TPUs do: for add, the correctly rounded sum in any order. Any other
+// to_apply runs through the interpreter one element at a time (correct, slow).
 class ElementwiseReducer {
  public:
   // `instr` names the collective in errors; `reducer` is its to_apply.

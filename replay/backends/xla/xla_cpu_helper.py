@@ -322,6 +322,12 @@ def main():
     workdir = sys.argv[1]
     result = ["hlowb-xla-cpu-result " + PROTOCOL]
     count = device_count_from_request(workdir)
+    # By default XLA may skip the roundings to bf16 and f16 that the module asks for between
+    # instructions (--xla_allow_excess_precision). A reference rounds where the module says,
+    # as the interpreter does; a setting of the user's own in XLA_FLAGS wins.
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_allow_excess_precision" not in flags:
+        os.environ["XLA_FLAGS"] = flags + " --xla_allow_excess_precision=false"
     if count > 1:
         # Host devices must be asked for before jax starts its CPU client.
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +

@@ -21,6 +21,7 @@
 #include "core/analysis/verifier.h"
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
+#include "core/text/printer.h"
 #include "gtest/gtest.h"
 #include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/session.h"
@@ -170,6 +171,46 @@ ENTRY e {
   const ReplayIteration& it = report->iterations[0];
   EXPECT_EQ(it.reference_result->shape().element_type(), PrimitiveType::kBF16);
   EXPECT_TRUE(*it.reference_result == it.result);
+}
+
+// A bf16 product rounded before an exp that amplifies the rounding (exp of values near 60,
+// where one bf16 ulp is 0.25 and moves the result by 28%). XLA by default may keep the product
+// in f32 (--xla_allow_excess_precision); the reference turns that off unless the user's
+// XLA_FLAGS says otherwise, so it rounds where the module says, as the interpreter does.
+constexpr char kRoundedBeforeExp[] = R"(
+HloModule rounded_before_exp
+ENTRY e {
+  p = f32[512] parameter(0)
+  i = f32[512] iota(), iota_dimension=0
+  k = f32[] constant(0.13)
+  kb = f32[512] broadcast(k), dimensions={}
+  ik = f32[512] multiply(i, kb)
+  x = f32[512] add(ik, p)
+  h = bf16[512] convert(x)
+  c = bf16[] constant(0.7)
+  cb = bf16[512] broadcast(c), dimensions={}
+  m = bf16[512] multiply(h, cb)
+  f = f32[512] convert(m)
+  ROOT r = f32[512] exponential(f)
+}
+)";
+
+TEST(XlaCpu, ReferenceRoundsBf16WhereTheModuleSays) {
+  SKIP_WITHOUT_JAX();
+  ASSERT_NO_FATAL_FAILURE(ExpectAgreement(ReplayAgainstXla(kRoundedBeforeExp)));
+}
+
+TEST(XlaCpu, UsersExcessPrecisionSettingWins) {
+  SKIP_WITHOUT_JAX();
+  // With XLA's excess precision on, the product skips its rounding and the exp results move by
+  // up to a quarter: the comparison must see it.
+  ScopedEnv flags("XLA_FLAGS", "--xla_allow_excess_precision=true");
+  auto report = ReplayAgainstXla(kRoundedBeforeExp);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const ReplayIteration& it = report->iterations[0];
+  ASSERT_TRUE(it.comparison.has_value());
+  EXPECT_FALSE(it.comparison->ok());
+  EXPECT_GT(it.comparison->outputs[0].max_rel_error, 0.05) << it.comparison->ToString();
 }
 
 TEST(XlaCpu, NestedTupleOfMixedTypesAgrees) {
@@ -425,6 +466,39 @@ ENTRY e {
 })",
                                         "use_device_id_as_input");
   ExpectEveryDeviceAgrees(report, 4);
+}
+
+// XLA's CPU backend sums a bf16 all-reduce in f32 and rounds once. {256, 1 x 7} sums to 263,
+// which rounds to 264; a fold that rounded after every step would stay at 256. Fake bf16 data
+// on 8 replicas is summed too.
+TEST(XlaCpu, Bf16AllReduceIsTheRoundedSum) {
+  SKIP_WITHOUT_JAX();
+  auto report = ReplayDevicesAgainstXla(R"(HloModule m, replica_count=8
+
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(b, a)
+}
+
+ENTRY e {
+  p = bf16[4,300] parameter(0)
+  sum = bf16[4,300] all-reduce(p), replica_groups={}, to_apply=add
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(id, zero), direction=EQ
+  big = bf16[] constant(256)
+  one = bf16[] constant(1)
+  v = bf16[] select(first, big, one)
+  vb = bf16[4] broadcast(v), dimensions={}
+  vsum = bf16[4] all-reduce(vb), replica_groups={}, to_apply=add
+  ROOT t = (bf16[4,300], bf16[4]) tuple(sum, vsum)
+})");
+  ExpectEveryDeviceAgrees(report, 8);
+  ASSERT_TRUE(report.ok());
+  for (const DeviceReplay& d : report->iterations[0].devices) {
+    EXPECT_EQ(PrintShapedLiteral(d.result.tuple_elements()[1]), "bf16[4] {264, 264, 264, 264}");
+  }
 }
 
 TEST(XlaCpu, DeviceCountBeyondTheLimitIsRefused) {
