@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "core/support/strings.h"
 #include "absl/container/flat_hash_map.h"
@@ -11,15 +12,46 @@
 #include "core/ir/float_types.h"
 
 namespace hlowb {
+
+void AppendLayout(const Layout& layout, std::string* out);
+void AppendMetadata(const OpMetadata& metadata, std::string* out);
+
 namespace {
+
+// Decimal digits of v appended to out (the printer's hot path: dimensions, indices, ids).
+inline void AppendInt(int64_t v, std::string* out) {
+  char buf[absl::numbers_internal::kFastToBufferSize];
+  char* end = absl::numbers_internal::FastIntToBuffer(v, buf);
+  out->append(buf, static_cast<size_t>(end - buf));
+}
 
 void AppendIntList(const std::vector<int64_t>& v, std::string* out) {
   out->push_back('{');
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out->push_back(',');
-    StrAppend(out, v[i]);
+    AppendInt(v[i], out);
   }
   out->push_back('}');
+}
+
+// `s` in double quotes with C escapes, as QuoteString; names and paths rarely need escaping,
+// so those are copied as they are.
+void AppendQuoted(std::string_view s, std::string* out) {
+  bool plain = true;
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\' || c == '\'') {
+      plain = false;
+      break;
+    }
+  }
+  out->push_back('"');
+  if (plain) {
+    out->append(s);
+  } else {
+    out->append(absl::CEscape(absl::string_view(s.data(), s.size())));
+  }
+  out->push_back('"');
 }
 
 std::string IntList(const std::vector<int64_t>& v) {
@@ -723,7 +755,10 @@ class InstructionPrinter {
     const bool has_attrs = instr.attrs() != nullptr;
 
     // Opcode-specific attributes, in XLA's order where it has one.
-    if (op == Opcode::kGetTupleElement) Attr("index", StrCat(instr.tuple_index()));
+    if (op == Opcode::kGetTupleElement) {
+      out_->append(", index=");
+      AppendInt(instr.tuple_index(), out_);
+    }
     if (op == Opcode::kIota) Attr("iota_dimension", StrCat(instr.iota_dimension()));
     if (has_attrs) {
       if (a.channel_id) Attr("channel_id", StrCat(*a.channel_id));
@@ -753,7 +788,8 @@ class InstructionPrinter {
       }
     }
     if (instr.has_dimensions()) {
-      Attr("dimensions", IntList(instr.dimensions()));
+      out_->append(", dimensions=");
+      AppendIntList(instr.dimensions(), out_);
     } else if (canonical() && op == Opcode::kBroadcast) {
       Attr("dimensions", "{}");  // XLA's parser fills in a scalar broadcast's empty list
     }
@@ -1028,7 +1064,8 @@ class InstructionPrinter {
     }
     if (!a.origin.empty()) Attr("origin", a.origin);
     if (o_.print_metadata && !canonical() && instr.metadata() && !instr.metadata()->empty()) {
-      Attr("metadata", PrintMetadata(*instr.metadata()));
+      out_->append(", metadata=");
+      AppendMetadata(*instr.metadata(), out_);
     }
     if (o_.print_backend_config && !canonical() && !instr.backend_config().empty()) {
       const std::string& bc = instr.backend_config();
@@ -1115,7 +1152,10 @@ void AppendComputation(const Computation& comp, const PrintOptions& options, std
 }  // namespace
 
 std::string QuoteString(std::string_view s) {
-  return StrCat("\"", absl::CEscape(absl::string_view(s.data(), s.size())), "\"");
+  std::string out;
+  out.reserve(s.size() + 2);
+  AppendQuoted(s, &out);
+  return out;
 }
 
 void AppendShape(const Shape& shape, bool print_layout, std::string* out) {
@@ -1144,13 +1184,15 @@ void AppendShape(const Shape& shape, bool print_layout, std::string* out) {
       continue;
     }
     if (shape.is_dynamic_dimension(i)) out->append("<=");
-    StrAppend(out, shape.dimension(i));
+    AppendInt(shape.dimension(i), out);
   }
   out->push_back(']');
   if (print_layout && shape.has_layout()) {
-    std::string layout = PrintLayout(shape.layout());
+    const Layout& layout = shape.layout();
     // Like XLA, a scalar's empty layout is not printed: XLA's parser takes no `{}` there.
-    if (shape.rank() != 0 || layout != "{}") out->append(layout);
+    if (shape.rank() != 0 || !layout.minor_to_major.empty() || !layout.HasOnlyMinorToMajor()) {
+      AppendLayout(layout, out);
+    }
   }
 }
 
@@ -1160,55 +1202,74 @@ std::string PrintShape(const Shape& shape, bool print_layout) {
   return s;
 }
 
-std::string PrintLayout(const Layout& l) {
-  std::string s = "{";
-  s += absl::StrJoin(l.minor_to_major, ",");
+void AppendLayout(const Layout& l, std::string* out) {
+  out->push_back('{');
+  for (size_t i = 0; i < l.minor_to_major.size(); ++i) {
+    if (i) out->push_back(',');
+    AppendInt(l.minor_to_major[i], out);
+  }
   if (!l.HasOnlyMinorToMajor()) {
-    s += ":";
+    out->push_back(':');
     if (!l.dim_levels.empty()) {
-      std::vector<std::string> d;
-      for (const DimLevel& level : l.dim_levels) {
+      out->append("D(");
+      for (size_t i = 0; i < l.dim_levels.size(); ++i) {
         static constexpr char kTypes[] = {'D', 'C', 'S', 'H'};
-        std::string x(1, kTypes[static_cast<int>(level.type)]);
-        if (!level.unique) x += "+";
-        if (!level.ordered) x += "~";
-        d.push_back(x);
+        const DimLevel& level = l.dim_levels[i];
+        if (i) out->push_back(',');
+        out->push_back(kTypes[static_cast<int>(level.type)]);
+        if (!level.unique) out->push_back('+');
+        if (!level.ordered) out->push_back('~');
       }
-      StrAppend(&s, "D(", absl::StrJoin(d, ","), ")");
+      out->push_back(')');
     }
     if (!l.tiles.empty()) {
-      s += "T";
+      out->push_back('T');
       for (const Tile& t : l.tiles) {
-        std::vector<std::string> d;
-        for (int64_t v : t.dimensions) {
-          d.push_back(v == Tile::kCombineDimension ? "*" : StrCat(v));
+        out->push_back('(');
+        for (size_t i = 0; i < t.dimensions.size(); ++i) {
+          if (i) out->push_back(',');
+          if (t.dimensions[i] == Tile::kCombineDimension) {
+            out->push_back('*');
+          } else {
+            AppendInt(t.dimensions[i], out);
+          }
         }
-        StrAppend(&s, "(", absl::StrJoin(d, ","), ")");
+        out->push_back(')');
       }
     }
     if (l.tail_padding_alignment_in_elements != 1) {
-      StrAppend(&s, "L(", l.tail_padding_alignment_in_elements, ")");
+      StrAppend(out, "L(", l.tail_padding_alignment_in_elements, ")");
     }
     if (l.index_primitive_type != PrimitiveType::kInvalid) {
-      StrAppend(&s, "#(", PrimitiveTypeName(l.index_primitive_type), ")");
+      StrAppend(out, "#(", PrimitiveTypeName(l.index_primitive_type), ")");
     }
     if (l.pointer_primitive_type != PrimitiveType::kInvalid) {
-      StrAppend(&s, "*(", PrimitiveTypeName(l.pointer_primitive_type), ")");
+      StrAppend(out, "*(", PrimitiveTypeName(l.pointer_primitive_type), ")");
     }
-    if (l.element_size_in_bits != 0) StrAppend(&s, "E(", l.element_size_in_bits, ")");
-    if (l.memory_space != 0) StrAppend(&s, "S(", l.memory_space, ")");
+    if (l.element_size_in_bits != 0) StrAppend(out, "E(", l.element_size_in_bits, ")");
+    if (l.memory_space != 0) StrAppend(out, "S(", l.memory_space, ")");
     if (!l.split_configs.empty()) {
-      s += "SC";
+      out->append("SC");
       for (const SplitConfig& c : l.split_configs) {
-        StrAppend(&s, "(", c.dimension, ":", absl::StrJoin(c.split_indices, ","), ")");
+        StrAppend(out, "(", c.dimension, ":", absl::StrJoin(c.split_indices, ","), ")");
       }
     }
-    if (l.physical_shape) StrAppend(&s, "P(", PrintShape(*l.physical_shape), ")");
+    if (l.physical_shape) {
+      out->append("P(");
+      AppendShape(*l.physical_shape, true, out);
+      out->push_back(')');
+    }
     if (l.dynamic_shape_metadata_prefix_bytes != 0) {
-      StrAppend(&s, "M(", l.dynamic_shape_metadata_prefix_bytes, ")");
+      StrAppend(out, "M(", l.dynamic_shape_metadata_prefix_bytes, ")");
     }
   }
-  return s + "}";
+  out->push_back('}');
+}
+
+std::string PrintLayout(const Layout& l) {
+  std::string s;
+  AppendLayout(l, &s);
+  return s;
 }
 
 std::string PrintLiteralData(const Literal& literal) {
@@ -1301,21 +1362,46 @@ std::string PrintSharding(const Sharding& sharding) {
   return s;
 }
 
+void AppendMetadata(const OpMetadata& m, std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  auto key = [&](std::string_view k) {
+    if (!first) out->push_back(' ');
+    first = false;
+    out->append(k);
+  };
+  auto quoted = [&](std::string_view k, const std::string& v) {
+    if (v.empty()) return;
+    key(k);
+    AppendQuoted(v, out);
+  };
+  auto number = [&](std::string_view k, int64_t v) {
+    if (v == 0) return;
+    key(k);
+    AppendInt(v, out);
+  };
+  quoted("op_type=", m.op_type);
+  quoted("op_name=", m.op_name);
+  quoted("source_file=", m.source_file);
+  number("source_line=", m.source_line);
+  number("source_end_line=", m.source_end_line);
+  number("source_column=", m.source_column);
+  number("source_end_column=", m.source_end_column);
+  if (!m.profile_type.empty()) {
+    key("profile_type=");
+    AppendIntList(m.profile_type, out);
+  }
+  quoted("deduplicated_name=", m.deduplicated_name);
+  if (m.preserve_layout) key("preserve_layout=true");
+  quoted("scheduling_name=", m.scheduling_name);
+  number("stack_frame_id=", m.stack_frame_id);
+  out->push_back('}');
+}
+
 std::string PrintMetadata(const OpMetadata& m) {
-  std::vector<std::string> parts;
-  if (!m.op_type.empty()) parts.push_back("op_type=" + QuoteString(m.op_type));
-  if (!m.op_name.empty()) parts.push_back("op_name=" + QuoteString(m.op_name));
-  if (!m.source_file.empty()) parts.push_back("source_file=" + QuoteString(m.source_file));
-  if (m.source_line != 0) parts.push_back(StrCat("source_line=", m.source_line));
-  if (m.source_end_line != 0) parts.push_back(StrCat("source_end_line=", m.source_end_line));
-  if (m.source_column != 0) parts.push_back(StrCat("source_column=", m.source_column));
-  if (m.source_end_column != 0) parts.push_back(StrCat("source_end_column=", m.source_end_column));
-  if (!m.profile_type.empty()) parts.push_back("profile_type=" + IntList(m.profile_type));
-  if (!m.deduplicated_name.empty()) parts.push_back("deduplicated_name=" + QuoteString(m.deduplicated_name));
-  if (m.preserve_layout) parts.push_back("preserve_layout=true");
-  if (!m.scheduling_name.empty()) parts.push_back("scheduling_name=" + QuoteString(m.scheduling_name));
-  if (m.stack_frame_id != 0) parts.push_back(StrCat("stack_frame_id=", m.stack_frame_id));
-  return "{" + absl::StrJoin(parts, " ") + "}";
+  std::string s;
+  AppendMetadata(m, &s);
+  return s;
 }
 
 std::string InstructionSignature(const Instruction& instr) {

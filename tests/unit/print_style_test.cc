@@ -197,6 +197,43 @@ std::string XlaLiteral(const std::string& shaped) {
   return lit.ok() ? PrintLiteralAsXla(*lit) : "";
 }
 
+// Quoted strings are copied as they are when nothing needs escaping and C-escaped otherwise;
+// layouts with tiles, memory spaces and element sizes, and scalar layouts, print as written.
+TEST(PrintStyle, QuotedStringsAndLayoutsComeBackAsWritten) {
+  const std::string text = R"(HloModule m, entry_computation_layout={(f32[8,128]{1,0:T(8,128)S(1)})->f32[]}
+
+ENTRY e {
+  p = f32[8,128]{1,0:T(8,128)S(1)} parameter(0), metadata={op_type="Mul" op_name="jit(f)/a\"b\\c\nd'e" source_file="/x/\303\251t\303\251.py" source_line=3 stack_frame_id=2}
+  q = s4[8,128]{1,0:T(8,128)(2,1)E(4)} parameter(1), metadata={op_name="plain/name_1.2-3"}
+  c = f32[]{:S(2)} constant(0)
+  ROOT r = f32[] constant(1), metadata={op_type="\t"}
+}
+)";
+  auto m = ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::string printed = PrintModule(**m);
+  EXPECT_NE(printed.find(R"(op_name="jit(f)/a\"b\\c\nd\'e")"), std::string::npos) << printed;
+  EXPECT_NE(printed.find(R"(source_file="/x/\303\251t\303\251.py")"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find(R"(metadata={op_name="plain/name_1.2-3"})"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find(R"(metadata={op_type="\t"})"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("f32[8,128]{1,0:T(8,128)S(1)} parameter(0)"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("s4[8,128]{1,0:T(8,128)(2,1)E(4)} parameter(1)"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("%c = f32[]{:S(2)} constant(0)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("ROOT %r = f32[] constant(1)"), std::string::npos) << printed;
+  // And the printed text reads back to the same strings.
+  auto again = ParseModule(printed);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(PrintModule(**again), printed);
+  const Instruction* p = (*again)->entry()->instructions()[0];
+  ASSERT_NE(p->metadata(), nullptr);
+  EXPECT_EQ(p->metadata()->op_name, "jit(f)/a\"b\\c\nd'e");
+  EXPECT_EQ(p->metadata()->source_file, "/x/\xc3\xa9t\xc3\xa9.py");
+}
+
 TEST(LiteralText, ScalarsVectorsAndPredicates) {
   EXPECT_EQ(XlaLiteral("f32[] 1.5"), "f32[] 1.5");
   EXPECT_EQ(XlaLiteral("pred[] true"), "pred[] true");
