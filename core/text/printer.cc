@@ -622,8 +622,12 @@ class InstructionPrinter {
       for (int i = 0; i < instr.operand_count(); ++i) {
         if (i) out_->append(", ");
         const Instruction* op = instr.operand(i);
+        if (o_.print_operand_index && i > 0 && i % 5 == 0) {
+          out_->append("/*index=");
+          AppendInt(i, out_);
+          out_->append("*/");
+        }
         if (long_form) {
-          if (i > 0 && i % 5 == 0) StrAppend(out_, "/*index=", i, "*/");
           if (o_.print_operand_shape) {
             AppendShape(op->shape(), true, out_);
             out_->push_back(' ');
@@ -1146,6 +1150,9 @@ void AppendComputation(const Computation& comp, const PrintOptions& options, std
   out->push_back('}');
   if (!comp.execution_thread().empty()) {
     StrAppend(out, ", execution_thread=", QuoteString(comp.execution_thread()));
+  }
+  if (options.print_name_after_closing_brace && comp.instructions().size() > 5) {
+    StrAppend(out, " // ", comp.name());
   }
 }
 
@@ -1706,12 +1713,12 @@ bool IsNameChar(char c) {
          c == '_' || c == '.' || c == '-';
 }
 
-// For an instruction line ("  [ROOT ]name = shape opcode(operands)..."): 1 when its first
-// operand carries a shape, 0 when it is a bare name, -1 when the line does not tell (no
-// operands, a constant or parameter, or not an instruction).
-int OperandShapeEvidence(std::string_view line) {
+// For an instruction line ("  [ROOT ]name = shape opcode(operands)..."): the position of the
+// parenthesis that opens its operands, npos when the line is not an instruction or is a
+// constant or parameter (whose parentheses hold no operands).
+size_t OperandListOpen(std::string_view line) {
   size_t eq = line.find(" = ");
-  if (eq == std::string_view::npos) return -1;
+  if (eq == std::string_view::npos) return std::string_view::npos;
   size_t i = eq + 3;
   // Skip the result shape: a tuple's balanced parentheses, else up to the space.
   if (i < line.size() && line[i] == '(') {
@@ -1729,9 +1736,17 @@ int OperandShapeEvidence(std::string_view line) {
   while (i < line.size() && line[i] == ' ') ++i;
   size_t open = i;
   while (open < line.size() && (IsNameChar(line[open]))) ++open;
-  if (open >= line.size() || line[open] != '(') return -1;
+  if (open >= line.size() || line[open] != '(') return std::string_view::npos;
   std::string_view opcode = line.substr(i, open - i);
-  if (opcode == "constant" || opcode == "parameter") return -1;
+  if (opcode == "constant" || opcode == "parameter") return std::string_view::npos;
+  return open;
+}
+
+// 1 when the line's first operand carries a shape, 0 when it is a bare name, -1 when the line
+// does not tell (no operands, a constant or parameter, or not an instruction).
+int OperandShapeEvidence(std::string_view line) {
+  const size_t open = OperandListOpen(line);
+  if (open == std::string_view::npos) return -1;
   size_t k = open + 1;
   if (k < line.size() && line[k] == ')') return -1;
   if (line.substr(k, 2) == "/*") return -1;
@@ -1743,14 +1758,41 @@ int OperandShapeEvidence(std::string_view line) {
   return 0;
 }
 
+// For an instruction with six or more operands: 1 when its sixth operand is marked
+// `/*index=5*/`, 0 when it is not; -1 when the line does not tell.
+int OperandIndexEvidence(std::string_view line) {
+  const size_t open = OperandListOpen(line);
+  if (open == std::string_view::npos) return -1;
+  int depth = 0;
+  int commas = 0;
+  for (size_t k = open + 1; k < line.size(); ++k) {
+    const char c = line[k];
+    if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (depth == 0) return -1;  // the list closed before a sixth operand
+      --depth;
+    } else if (c == '"') {
+      return -1;
+    } else if (c == ',' && depth == 0 && ++commas == 5) {
+      size_t n = k + 1;
+      while (n < line.size() && line[n] == ' ') ++n;
+      return line.substr(n, 11) == "/*index=5*/" ? 1 : 0;
+    }
+  }
+  return -1;
+}
+
 }  // namespace
 
 PrintOptions DetectPrintOptions(std::string_view text) {
   PrintOptions options = PrintOptions::Long();
   bool form_known = false;
   bool shapes_known = false;
+  bool index_known = false;
+  bool brace_known = false;
   size_t pos = 0;
-  while (pos < text.size() && !(form_known && shapes_known)) {
+  while (pos < text.size() && !(form_known && shapes_known && index_known && brace_known)) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
@@ -1764,16 +1806,34 @@ PrintOptions DetectPrintOptions(std::string_view text) {
       options.form = long_form ? PrintOptions::Form::kLong : PrintOptions::Form::kShort;
       if (!long_form) {
         options.print_operand_shape = false;
+        options.print_operand_index = false;
         shapes_known = true;
       }
       form_known = true;
       continue;
     }
-    if (line.rfind("  ", 0) == 0 && form_known && !shapes_known) {
-      const int evidence = OperandShapeEvidence(line);
-      if (evidence >= 0) {
-        options.print_operand_shape = evidence == 1;
-        shapes_known = true;
+    if (line[0] == '}' && !brace_known) {
+      // Older XLA wrote "} // name" after computations of more than five instructions.
+      if (line.find(" // ") != std::string_view::npos) {
+        options.print_name_after_closing_brace = true;
+        brace_known = true;
+      }
+      continue;
+    }
+    if (line.rfind("  ", 0) == 0 && form_known) {
+      if (!shapes_known) {
+        const int evidence = OperandShapeEvidence(line);
+        if (evidence >= 0) {
+          options.print_operand_shape = evidence == 1;
+          shapes_known = true;
+        }
+      }
+      if (!index_known) {
+        const int evidence = OperandIndexEvidence(line);
+        if (evidence >= 0) {
+          options.print_operand_index = evidence == 1;
+          index_known = true;
+        }
       }
     }
   }

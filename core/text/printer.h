@@ -27,6 +27,12 @@ struct PrintOptions {
   // by default until its dumps dropped them; off gives "add(%a, ...)". Short form never prints
   // operand shapes.
   bool print_operand_shape = true;
+  // `/*index=N*/` before every fifth operand: XLA writes it in the long form, and older XLA
+  // versions (jaxlib 0.4.35 among them) in the short form too.
+  bool print_operand_index = true;
+  // "} // name" after every computation of more than five instructions, as older XLA versions
+  // wrote their dumps (jaxlib 0.4.35 among them).
+  bool print_name_after_closing_brace = false;
   // XLA's canonical and fingerprint forms (HloPrintOptions::Canonical() and Fingerprint(), as
   // HloModule::ToString writes them): instructions in XLA's post order and named tmp_0, tmp_1,
   // ... afresh in every computation; operands with their shapes; the bodies of called
@@ -44,6 +50,7 @@ struct PrintOptions {
     PrintOptions o;
     o.form = Form::kShort;
     o.print_operand_shape = false;
+    o.print_operand_index = false;
     return o;
   }
   // What XLA writes in its dumps today: the long form without operand shapes.
@@ -71,8 +78,8 @@ struct PrintOptions {
 const Instruction* AsyncWrappedInstruction(const Instruction& start);
 
 // The print options a module's text was written with, read off the text itself: the long or
-// the short form (`%` names and computation signatures), and whether operands carry their
-// shapes. Printing the parsed module with them gives back what XLA wrote. Text without a
+// the short form (`%` names and computation signatures), whether operands carry their shapes
+// and `/*index=N*/` marks, and whether computations end with "} // name". Printing the parsed module with them gives back what XLA wrote. Text without a
 // computation gives Long().
 PrintOptions DetectPrintOptions(std::string_view text);
 

@@ -34,7 +34,10 @@ import jax.numpy as jnp  # noqa: E402
 import jax.scipy.linalg  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
-from jax import shard_map  # noqa: E402
+try:
+    from jax import shard_map  # noqa: E402
+except ImportError:  # jax before 0.6 has it under jax.experimental
+    from jax.experimental.shard_map import shard_map  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 rng = np.random.default_rng(2024)

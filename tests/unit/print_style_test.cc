@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -482,6 +484,84 @@ ENTRY e {
 // Pass-by-pass dumps of eight JAX programs (MLP training step, attention, CNN, scan, ...)
 // written now by the pinned jax: every HLO state re-prints exactly as XLA wrote it, through
 // the parser and `hlowb print`'s default.
+// Dumps of older XLA releases (tests/golden/xla-dumps/jaxlib-*: 0.4.13, 0.4.35 and 0.6.2),
+// each in its own style: the short form with operand index marks, "} // name" after larger
+// computations, or the long form. Each file comes back byte for byte, and the detected style is
+// what makes it so: where a short-form file carries those marks, plain short printing differs.
+TEST(PrintStyle, OlderXlaDumpsRePrintByteForByte) {
+  const fs::path dir = fs::path(HLOWB_SOURCE_DIR) / "tests" / "golden" / "xla-dumps";
+  int files = 0;
+  std::set<std::string> releases;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() != ".txt") continue;
+    ++files;
+    releases.insert(entry.path().parent_path().filename().string());
+    const std::string name = entry.path().parent_path().filename().string() + "/" +
+                             entry.path().filename().string();
+    auto text = ReadFileToString(entry.path().string());
+    ASSERT_TRUE(text.ok()) << name;
+    const PrintOptions style = DetectPrintOptions(*text);
+    const std::string printed = Reprint(*text);
+    EXPECT_EQ(printed, *text) << name << ": " << FirstDifference(*text, printed);
+    const bool closing_names = text->find("\n} // ") != std::string::npos;
+    // An operand's mark is followed by a name and then ',' or ')'; a shape's by "type[".
+    static const std::regex kOperandMark(R"(, /\*index=5\*/%?[A-Za-z_][\w.\-]*[,)])");
+    const bool operand_marks = std::regex_search(*text, kOperandMark);
+    EXPECT_EQ(style.print_name_after_closing_brace, closing_names) << name;
+    if (style.form == PrintOptions::Form::kShort && (closing_names || operand_marks)) {
+      EXPECT_EQ(style.print_operand_index, operand_marks) << name;
+      auto m = ParseModule(*text);
+      ASSERT_TRUE(m.ok()) << m.status();
+      EXPECT_NE(PrintModule(**m, PrintOptions::Short()), *text) << name;
+    }
+    ShellResult cli = Shell(std::string(HLOWB_BINARY) + " print " + entry.path().string());
+    EXPECT_EQ(cli.code, 0);
+    EXPECT_EQ(cli.out, *text) << name;
+  }
+  EXPECT_GE(files, 11);
+  EXPECT_EQ(releases.size(), 3u);
+}
+
+// The markers are read per file: a short-form file whose sixth operands carry no index marks
+// and whose computations end in a bare brace is printed that way, and a small computation
+// (five instructions or fewer) never gets a name after its brace.
+TEST(PrintStyle, OperandIndexAndClosingNameAreDetectedPerFile) {
+  const std::string with_marks = R"(HloModule m
+
+big {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] add(a, b)
+  d = f32[] add(c, b)
+  e = f32[] add(d, a)
+  ROOT t = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) tuple(a, b, c, d, e, /*index=5*/a)
+} // big
+
+ENTRY small {
+  x = f32[] parameter(0)
+  c = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) call(x, x), to_apply=big
+  ROOT r = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) tuple(x, x, x, x, x, /*index=5*/x)
+}
+
+)";
+  PrintOptions style = DetectPrintOptions(with_marks);
+  EXPECT_TRUE(style.print_operand_index);
+  EXPECT_TRUE(style.print_name_after_closing_brace);
+  EXPECT_EQ(Reprint(with_marks), with_marks);
+
+  std::string without = with_marks;
+  for (std::string_view mark : {std::string_view(", /*index=5*/a)"), std::string_view(", /*index=5*/x)")}) {
+    size_t at = without.find(mark);
+    ASSERT_NE(at, std::string::npos);
+    without.replace(at, mark.size(), ", " + std::string(mark.substr(13)));
+  }
+  without.replace(without.find("} // big"), 8, "}");
+  style = DetectPrintOptions(without);
+  EXPECT_FALSE(style.print_operand_index);
+  EXPECT_FALSE(style.print_name_after_closing_brace);
+  EXPECT_EQ(Reprint(without), without);
+}
+
 TEST(PrintStyle, RealJaxDumpsRePrintByteForByte) {
   const std::string python = std::string(HLOWB_SOURCE_DIR) + "/.venv/bin/python";
   if (access(python.c_str(), X_OK) != 0 || Shell(python + " -c 'import jax'").code != 0) {
