@@ -492,6 +492,15 @@ void MainWindow::BuildActions() {
   fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
   QAction* whole = view_menu_->addAction(tr("Show &Whole Graph"), this,
                                          [this] { graph_->ShowWholeGraph(); });
+  // Large computations as an overview of op_name scope boxes that expand in place.
+  QAction* group_scopes = view_menu_->addAction(tr("&Group by op_name Scope"));
+  group_scopes->setObjectName(QStringLiteral("groupByScope"));
+  group_scopes->setCheckable(true);
+  group_scopes->setChecked(graph_->group_by_scope());
+  group_scopes->setToolTip(
+      tr("Draw computations of more than %1 nodes as boxes of their op_name scopes")
+          .arg(graph_->group_min_nodes()));
+  connect(group_scopes, &QAction::toggled, this, [this](bool on) { graph_->SetGroupByScope(on); });
   view_menu_->addSeparator();
   QMenu* theme = view_menu_->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(this);
@@ -641,6 +650,9 @@ void MainWindow::RestoreSettings() {
   timeline_filter_->SetHideUnchanged(hide_unchanged_->isChecked());
   radius_->setValue(settings.value(QStringLiteral("view/neighborhoodRadius"), 3).toInt());
   graph_->SetNeighborhoodRadius(radius_->value());
+  if (auto* group = findChild<QAction*>(QStringLiteral("groupByScope"))) {
+    group->setChecked(settings.value(QStringLiteral("view/groupByScope"), true).toBool());
+  }
   theme_ = settings.value(QStringLiteral("view/theme"), QStringLiteral("system")).toString();
   for (QAction* a : theme_actions_) a->setChecked(a->data().toString() == theme_);
   search_bar_->hide();
@@ -653,6 +665,7 @@ void MainWindow::SaveSettings() {
   settings.setValue(QStringLiteral("window/splitter"), splitter_->saveState());
   settings.setValue(QStringLiteral("view/hideUnchanged"), hide_unchanged_->isChecked());
   settings.setValue(QStringLiteral("view/neighborhoodRadius"), radius_->value());
+  settings.setValue(QStringLiteral("view/groupByScope"), graph_->group_by_scope());
   settings.setValue(QStringLiteral("view/theme"), theme_);
 }
 

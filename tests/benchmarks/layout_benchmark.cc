@@ -6,15 +6,17 @@
 // the table says so. Quality metrics (section 3.3) are computed by the same code for both
 // layouts from the drawn geometry: crossings, total edge length, bends, area, rank span.
 // Also measured: expanding a fusion inside a 10,000-node graph (time, nodes keeping layer and
-// order, displacement) and the latency of cancelling a 100,000-node layout.
+// order, displacement), the latency of cancelling a 100,000-node layout, and the op_name scope
+// overview of the corpus file's largest computation (a 4,467-node while body): its first
+// readable frame and final layout against the whole ungrouped layout in the same run.
 //
 // Not a Google Benchmark binary: dot takes seconds to minutes, so each graph runs a fixed
 // number of times and one table with ratios from this run is printed.
 //   hlowb_layout_benchmark [--quick] [--dot_timeout=SECONDS] [--runs=N] [--filter=SUBSTRING]
 //                          [--benchmark_filter=REGEX]
 // --benchmark_filter (scripts/bench passes it to every benchmark) selects cases by regex; other
-// --benchmark_* flags are ignored. The expand and cancel measurements are the cases named
-// "expand" and "cancel".
+// --benchmark_* flags are ignored. The expand, cancel and overview measurements are the cases
+// named "expand", "cancel" and "overview".
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -367,6 +369,172 @@ void AddCorpusFile(const std::string& file_name, size_t max_computations, int mi
   }
 }
 
+// The op_name scope overview of the largest computation of `file_name` (the 4,467-node while
+// body of the attention model): today's whole ungrouped layout, then the grouped overview the
+// graph view opens with. First readable frame = building the grouped graph (HloGraph with
+// grouping) + laying out the collapsed overview; final layout = when the engine delivers its
+// final result for it (the same moment: the overview is small enough to need no early picture).
+// Also: expanding the largest box in place (incremental relayout: other nodes keeping their left
+// neighbour) and the layout with every box expanded, and the drawing's aspect ratio.
+void OverviewCase(const std::string& file_name, int runs) {
+  fs::path file = fs::path(HLOWB_CORPUS_DIR) / "benchmarks" / file_name;
+  auto text = ReadFileToString(file.string());
+  if (!text.ok()) {
+    std::fprintf(stderr, "corpus file not found: %s (the overview row is skipped)\n", file.c_str());
+    return;
+  }
+  auto module = ParseModule(*text);
+  if (!module.ok()) return;
+  const Computation* comp = nullptr;
+  for (const auto& c : (*module)->computations()) {
+    if (!comp || c->instruction_count() > comp->instruction_count()) comp = c.get();
+  }
+  if (!comp) return;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  auto aspect = [](const LayoutResult& r) { return r.width / std::max(1.0, r.height); };
+  // Today: the whole graph, ungrouped (what "Show whole graph" laid out).
+  std::vector<double> flat_ms, flat_first;
+  int flat_nodes = 0;
+  double flat_aspect = 0;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    auto hg = HloGraph::Build(*comp);
+    if (!hg.ok()) return;
+    LayoutOptions o;
+    o.cache_entries = 0;
+    LayeredLayout engine(o);
+    LayoutRequest req;
+    double first = -1;
+    req.on_partial = [&](std::shared_ptr<const LayoutResult>) {
+      if (first < 0) first = Ms(t0);
+    };
+    auto r = engine.Layout(*hg->graph(), req);
+    if (!r.ok()) return;
+    double ms = Ms(t0);
+    flat_ms.push_back(ms);
+    flat_first.push_back(first >= 0 ? first : ms);
+    flat_nodes = hg->graph()->node_count();
+    flat_aspect = aspect(**r);
+  }
+  // The grouped overview, collapsed.
+  HloGraphOptions grouped;
+  grouped.group_min_nodes = kDefaultGroupMinNodes;
+  std::vector<double> build_ms, first_ms, final_ms;
+  std::shared_ptr<const HloGraph> overview;
+  std::shared_ptr<const LayoutResult> overview_result;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    auto hg = HloGraph::Build(*comp, grouped);
+    if (!hg.ok()) return;
+    double built = Ms(t0);
+    LayoutOptions o;
+    o.cache_entries = 0;
+    o.max_aspect = kGroupedMaxAspect;  // as the graph view lays grouped graphs out
+    LayeredLayout engine(o);
+    LayoutRequest req;
+    double first = -1;
+    req.on_partial = [&](std::shared_ptr<const LayoutResult>) {
+      if (first < 0) first = Ms(t0);
+    };
+    auto r = engine.Layout(*hg->graph(), req);
+    if (!r.ok()) return;
+    double ms = Ms(t0);
+    build_ms.push_back(built);
+    first_ms.push_back(first >= 0 ? first : ms);
+    final_ms.push_back(ms);
+    overview = std::make_shared<const HloGraph>(*std::move(hg));
+    overview_result = *r;
+  }
+  const ScopeGrouping* grouping = overview->grouping();
+  if (grouping == nullptr) {
+    std::printf("\nOverview of %s: not grouped (no op_name scopes)\n", comp->name().c_str());
+    return;
+  }
+  const LayoutGraph& top = *overview->graph();
+  // Expanding the largest top-level box in place, on an engine that laid out the overview.
+  int largest = -1;
+  for (int b : grouping->top_boxes()) {
+    if (largest < 0 || grouping->boxes()[b].size > grouping->boxes()[largest].size) largest = b;
+  }
+  LayoutOptions view_options;
+  view_options.max_aspect = kGroupedMaxAspect;
+  LayeredLayout engine(view_options);
+  auto before = engine.Layout(top);
+  auto expanded = overview->WithExpanded(grouping->BoxPath(largest), true);
+  double expand_ms = -1, kept = -1;
+  bool incremental = false;
+  int inside = 0;  // items drawn inside the expanded box
+  if (expanded.ok()) {
+    for (const LayoutNode& node : expanded->graph()->nodes) {
+      if (node.expanded && node.child) inside = node.child->node_count();
+    }
+  }
+  if (before.ok() && expanded.ok()) {
+    auto t0 = Clock::now();
+    auto after = engine.Layout(*expanded->graph());
+    expand_ms = Ms(t0);
+    if (after.ok()) {
+      incremental = (*after)->stats.incremental;
+      // Other nodes keeping their left neighbour in their layer.
+      const LayoutResult& a = **before;
+      const LayoutResult& b = **after;
+      const int n = top.node_count();
+      auto left_of = [n](const LayoutResult& r, int v) {
+        int best = -1;
+        for (int u = 0; u < n; ++u) {
+          if (r.nodes[u].layer != r.nodes[v].layer || r.nodes[u].order >= r.nodes[v].order)
+            continue;
+          if (best < 0 || r.nodes[u].order > r.nodes[best].order) best = u;
+        }
+        return best;
+      };
+      int same = 0, total = 0;
+      for (int v = 0; v < n; ++v) {
+        if (top.nodes[v].key == grouping->boxes()[largest].key) continue;
+        ++total;
+        same += left_of(a, v) == left_of(b, v);
+      }
+      kept = total ? 100.0 * same / total : 100.0;
+    }
+  }
+  // Every box expanded.
+  HloGraph all = *overview;
+  for (size_t b = 0; b < grouping->boxes().size(); ++b) {
+    auto x = all.WithExpanded(grouping->BoxPath(static_cast<int>(b)), true);
+    if (x.ok()) all = *std::move(x);
+  }
+  auto t0 = Clock::now();
+  auto all_r = LayoutOnce(*all.graph(), view_options);
+  double all_ms = Ms(t0);
+  std::printf(
+      "\n## op_name scope overview (first readable frame <= 1 s, final layout <= 2 s)\n\n"
+      "| graph | nodes | today: whole graph ms | today: first picture ms | today: aspect w/h | "
+      "overview items (boxes) | build + group ms | first readable frame ms | final layout ms "
+      "| overview aspect w/h | expand largest box ms | others keeping left neighbour | all boxes "
+      "expanded ms |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+      "| overview %s (%d instr.) | %d | %.1f | %.1f | %.1f | %d (%zu) | %.1f | %.1f | %.1f | %.2f "
+      "| %.1f (%s, %d items inside) | %.1f%% | %.1f |\n",
+      comp->name().c_str(), comp->instruction_count(), flat_nodes, median(flat_ms),
+      median(flat_first), flat_aspect, top.node_count(), grouping->top_boxes().size(),
+      median(build_ms), median(first_ms), median(final_ms), aspect(*overview_result), expand_ms,
+      incremental ? "incremental" : "full", inside, kept, all_r.ok() ? all_ms : -1.0);
+  std::printf("\nTop-level boxes:");
+  for (int b : grouping->top_boxes()) {
+    const ScopeBox& box = grouping->boxes()[b];
+    std::printf(" %s (%d);", box.title.c_str(), box.size);
+  }
+  std::printf(" and %zu loose nodes.\n", grouping->top_members().size());
+  std::printf(
+      "First readable frame vs today's whole layout: %.2fx the time; goals met: first frame %s, "
+      "final %s.\n",
+      median(first_ms) / median(flat_ms), median(first_ms) <= 1000 ? "yes" : "no",
+      median(final_ms) <= 2000 ? "yes" : "no");
+}
+
 // Cancel latency: a 100,000-node layout on a LayoutJob is cancelled at several points (during
 // layering, ordering, coordinates, routing); the time until the worker is idle is reported.
 void CancelCase() {
@@ -544,6 +712,9 @@ int Main(int argc, char** argv) {
     }
   }
   if (Selected(args, "expand")) ExpandCase(10000, 150);
+  if (Selected(args, "overview")) {
+    OverviewCase("xla__service__attention_model.hlo", args.quick ? 1 : args.runs);
+  }
   if (Selected(args, "cancel") && !args.quick) CancelCase();
   return 0;
 }

@@ -530,6 +530,9 @@ ENTRY main {
 
     view_ = std::make_unique<GraphView>();
     view_->resize(1200, 900);
+    // Node by node (not the op_name scope overview, which large_graph_overview_test checks):
+    // the heaviest drawing there is.
+    view_->SetGroupByScope(false);
     view_->show();
     QVERIFY(QTest::qWaitForWindowExposed(view_.get()));
 

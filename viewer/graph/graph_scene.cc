@@ -43,6 +43,9 @@ constexpr double kTileSize = 512;
 
 QColor Rgb(uint32_t c) { return QColor::fromRgb(c); }
 
+// Pixels a bundle of width class k (BundleClass) adds to an edge's line.
+double BundleWidth(int k) { return k < 0 ? 0.0 : 0.6 + 0.8 * k; }
+
 // Highlights take hues the diff marks do not use (green added, orange changed, red removed),
 // so that in compare mode a red, orange or green line always means what the diff says.
 const QColor kSelectColor(0x29, 0x62, 0xFF);  // blue
@@ -117,6 +120,10 @@ std::vector<int> FlattenLevel(const LayoutGraph& g, const LayoutResult& r, QPoin
     } else {
       n.path = prefix.isEmpty() ? Q(ln.key) : prefix + "/" + Q(ln.key);
       if (ln.tag == graph::kRemovedNodeTag) n.role = graph::HloNodeRole::kRemoved;
+      if (ln.tag == graph::kPortNodeTag) {
+        n.role = graph::HloNodeRole::kPort;
+        n.port = true;
+      }
     }
     n.fill = Rgb(ln.style.fill);
     n.stroke = Rgb(ln.style.stroke);
@@ -141,7 +148,7 @@ std::vector<int> FlattenLevel(const LayoutGraph& g, const LayoutResult& r, QPoin
     }
     int id = static_cast<int>(m.nodes.size());
     index[i] = id;
-    if (!n.frame) ++m.drawn_nodes;
+    if (!n.frame && !n.port) ++m.drawn_nodes;
     if (n.instruction) m.by_instruction[n.instruction].push_back(id);
     if (info) {
       for (const Instruction* inl : info->inlined) m.by_instruction[inl].push_back(id);
@@ -173,9 +180,14 @@ std::vector<int> FlattenLevel(const LayoutGraph& g, const LayoutResult& r, QPoin
     }
     if (!child_index[le.src].empty()) {
       const LayoutGraph& c = *g.nodes[le.src].child;
-      if (!c.outputs.empty()) es.src = child_index[le.src][c.outputs[0]];
+      const int out = c.OutputNode(le.src_port);
+      if (out >= 0 && out < static_cast<int>(child_index[le.src].size())) {
+        es.src = child_index[le.src][out];
+      }
     }
     es.control = le.kind == graph::EdgeKind::kControl;
+    es.count = std::max(1, le.count);
+    const int bundle = es.control ? -1 : BundleClass(es.count);
     auto at = [&](size_t k) { return QPointF(pts[k].x + off.x(), pts[k].y + off.y()); };
     es.path.moveTo(at(0));
     auto quant = [](QPointF p) {
@@ -205,7 +217,9 @@ std::vector<int> FlattenLevel(const LayoutGraph& g, const LayoutResult& r, QPoin
       if (!claim(a, b, c, d)) continue;
       EdgeTile& tile = ctx->TileAt((a + d) / 2);
       tile.ink += std::hypot(d.x() - a.x(), d.y() - a.y());
-      QPainterPath& path = es.control ? tile.control : tile.data;
+      QPainterPath& path = es.control    ? tile.control
+                           : bundle >= 0 ? tile.bundles[bundle]
+                                         : tile.data;
       if (path.elementCount() == 0 || path.currentPosition() != a) path.moveTo(a);
       if (bezier) {
         path.cubicTo(b, c, d);
@@ -266,6 +280,7 @@ QImage Thumbnail(const SceneModel& m) {
   for (const EdgeTile& t : m.tiles) {
     p.drawPath(t.data);
     p.drawPath(t.control);
+    for (const QPainterPath& bundle : t.bundles) p.drawPath(bundle);
   }
   double min_side = 1.5 / s;
   for (const NodeSpec& n : m.nodes) {
@@ -293,6 +308,7 @@ void DrawFlat(QPainter* p, const SceneModel& m, double s, bool dark) {
   for (const EdgeTile& t : m.tiles) {
     p->drawPath(t.data);
     p->drawPath(t.control);
+    for (const QPainterPath& bundle : t.bundles) p->drawPath(bundle);
   }
   double min_side = 1.0 / s;
   for (const NodeSpec& n : m.nodes) {
@@ -326,9 +342,9 @@ class NodeItem final : public QGraphicsItem {
       setAcceptHoverEvents(false);
     } else {
       setZValue(10);
-      setAcceptHoverEvents(true);
+      setAcceptHoverEvents(!n.port);
     }
-    setAcceptedMouseButtons(Qt::LeftButton);
+    setAcceptedMouseButtons(n.port ? Qt::NoButton : Qt::LeftButton);
     if (!n.tooltip.isEmpty()) setToolTip(n.tooltip);
   }
   QRectF boundingRect() const override { return bounds_; }
@@ -491,7 +507,10 @@ std::shared_ptr<SceneModel> BuildSceneModel(const LayoutGraph& graph, const Layo
                    .united(t.control.controlPointRect())
                    .united(t.data_arrows.controlPointRect())
                    .united(t.control_arrows.controlPointRect());
-    t.bounds = b.adjusted(-3, -3, 3, 3);
+    for (const QPainterPath& bundle : t.bundles) {
+      if (!bundle.isEmpty()) b = b.united(bundle.controlPointRect());
+    }
+    t.bounds = b.adjusted(-4, -4, 4, 4);
   }
   for (const NodeSpec& n : m.nodes) bounds = bounds.united(n.rect);
   if (bounds.isEmpty()) bounds = QRectF(0, 0, 1, 1);
@@ -521,6 +540,8 @@ FarImage RenderFarImage(const SceneModel& m, bool dark, int max_side, double max
 }
 
 // Painting -------------------------------------------------------------------------------------
+
+int BundleClass(int count) { return count <= 1 ? -1 : count < 4 ? 0 : count < 16 ? 1 : 2; }
 
 void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t state, double lod,
                bool dark, std::vector<QStaticText>* cache, const QColor* heat) {
@@ -666,7 +687,7 @@ void PaintEdge(QPainter* p, const EdgeSpec& e, const LabelFonts& f, uint8_t stat
     p->setRenderHint(QPainter::Antialiasing, lod >= kFlatLod);
     QPen pen(color);
     pen.setCosmetic(true);
-    pen.setWidthF(std::clamp(2 * lod, 2.0, 4.0));
+    pen.setWidthF(std::clamp(2 * lod, 2.0, 4.0) + BundleWidth(BundleClass(e.count)));
     if (e.control) pen.setStyle(Qt::DotLine);
     p->setPen(pen);
     p->setBrush(Qt::NoBrush);
@@ -693,6 +714,13 @@ void PaintTile(QPainter* p, const EdgeTile& t, double lod, bool dark) {
   if (!t.data.isEmpty()) {
     p->setPen(pen);
     p->drawPath(t.data);
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (t.bundles[k].isEmpty()) continue;
+    QPen thick = pen;
+    thick.setWidthF(pen.widthF() + BundleWidth(k));
+    p->setPen(thick);
+    p->drawPath(t.bundles[k]);
   }
   if (!t.control.isEmpty()) {
     pen.setColor(EdgeColor(0, true, dark));

@@ -62,8 +62,10 @@ struct NodeSpec {
   graph::HloNodeRole role = graph::HloNodeRole::kInstruction;
   // "while.1/fusion.2": the key path from the top level (a cluster's expand path).
   QString path;
-  bool expandable = false;  // a collapsed cluster
+  bool expandable = false;  // a collapsed cluster or group
   bool frame = false;       // an expanded cluster's frame (not counted as a node)
+  // Where edges enter or leave an expanded group: a dot, not counted as a node.
+  bool port = false;
   QString frame_title;
   int depth = 0;
 };
@@ -76,6 +78,8 @@ struct EdgeSpec {
   QPointF label_pos;
   QString label;
   bool control = false;
+  // Edges of the graph it stands for (a bundle between groups when more than one).
+  int count = 1;
   int src = -1;  // NodeSpec indices of the drawn endpoints
   int dst = -1;
   QRectF bounds;
@@ -92,7 +96,12 @@ struct EdgeTile {
   double ink = 0;
   QPainterPath data, control;  // curves
   QPainterPath data_arrows, control_arrows;
+  // Bundles of parallel edges between groups, drawn thicker by size class (see BundleClass).
+  QPainterPath bundles[3];
 };
+
+// A bundle's width class: 0 for 2-3 edges, 1 for 4-15, 2 for 16 or more; -1 for a lone edge.
+int BundleClass(int count);
 
 // Everything a GraphScene shows; immutable once built.
 struct SceneModel {

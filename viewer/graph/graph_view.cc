@@ -209,6 +209,8 @@ struct Prepared {
   std::shared_ptr<const LayoutGraph> shown;
   bool neighborhood = false;
   bool all_paths = false;
+  // The top level is grouped by op_name scope (boxes that expand in place).
+  bool grouped = false;
   int full_nodes = 0;
   std::set<std::string> expanded;
   QString note;
@@ -267,8 +269,25 @@ std::shared_ptr<const LayoutGraph> WithRemovedGhosts(std::shared_ptr<const Layou
   for (int n = 0; n < shown->node_count(); ++n) {
     const graph::LayoutNode& ln = shown->nodes[n];
     const graph::HloNodeInfo* info = hlo.info(ln.tag);
-    if (!info || info->role == graph::HloNodeRole::kGhost || ln.expanded) continue;
+    if (!info || !info->instruction || info->role == graph::HloNodeRole::kGhost || ln.expanded) {
+      continue;
+    }
     node_of.emplace(info->instruction, n);
+  }
+  // In a grouped graph, instructions inside a group are reached through its top-level box.
+  if (const graph::ScopeGrouping* grouping = hlo.grouping(); grouping && !subset) {
+    std::unordered_map<std::string, int> top_key;
+    for (int n = 0; n < shown->node_count(); ++n) top_key.emplace(shown->nodes[n].key, n);
+    const LayoutGraph& flat = *hlo.ungrouped();
+    for (int v = 0; v < flat.node_count(); ++v) {
+      int b = grouping->box_of(v);
+      if (b < 0) continue;
+      while (grouping->boxes()[b].parent >= 0) b = grouping->boxes()[b].parent;
+      const graph::HloNodeInfo* info = hlo.info(flat.nodes[v].tag);
+      auto it = top_key.find(grouping->boxes()[b].key);
+      if (!info || !info->instruction || it == top_key.end()) continue;
+      node_of.emplace(info->instruction, it->second);
+    }
   }
   auto attached = [&](const GraphView::RemovedGhost& g) {
     for (const auto* list : {&g.operands, &g.users}) {
@@ -331,7 +350,10 @@ absl::StatusOr<std::shared_ptr<Prepared>> Prepare(const ViewRequest& r,
                                                   const std::atomic<uint64_t>& latest) {
   auto stale = [&] { return latest.load() != r.gen; };
   std::optional<HloGraph> hlo;
-  if (r.base && r.base->hlo) {
+  // The latest graph is reused unless it was built with other grouping (neighborhoods and
+  // paths are taken from the ungrouped graph).
+  if (r.base && r.base->hlo &&
+      r.base->hlo->options().group_min_nodes == r.options.group_min_nodes) {
     hlo.emplace(*r.base->hlo);
   } else {
     auto built = HloGraph::Build(*r.comp, r.options);
@@ -354,10 +376,12 @@ absl::StatusOr<std::shared_ptr<Prepared>> Prepare(const ViewRequest& r,
     auto x = hlo->WithExpanded(p, true);
     if (x.ok()) hlo = *std::move(x);
   }
-  // Expand the clusters hiding the instruction to reveal.
+  // Expand the groups and clusters hiding the instruction to reveal.
   if (r.reveal) {
     if (auto chain = OwnerChain(*r.index, r.reveal)) {
-      std::string prefix;
+      const Instruction* outermost = chain->empty() ? r.reveal : chain->front();
+      if (hlo->grouping() != nullptr) hlo = hlo->WithGroupsOpenedFor(outermost);
+      std::string prefix = hlo->GroupPathOf(outermost);
       for (const Instruction* owner : *chain) {
         std::string path = ClusterPath(*hlo, owner, prefix);
         if (path.empty()) break;
@@ -375,6 +399,7 @@ absl::StatusOr<std::shared_ptr<Prepared>> Prepare(const ViewRequest& r,
   auto prep = std::make_shared<Prepared>();
   prep->gen = r.gen;
   prep->module = r.module;
+  prep->grouped = hlo->grouping() != nullptr;
   const LayoutGraph& full = *hlo->graph();
   prep->full_nodes = full.node_count();
 
@@ -621,6 +646,11 @@ class GraphView::Impl {
   double graphviz_timeout = 20;
   bool fold_gte = false;
   bool overview_enabled = true;
+  bool group_scopes = true;
+  int group_min_nodes = graph::kDefaultGroupMinNodes;
+  // Layout settings: every graph, and grouped overviews (kept from being a thin strip).
+  graph::LayoutOptions layout_options;
+  graph::LayoutOptions grouped_options;
 
   // What the view wants to show.
   Mode mode = Mode::kAuto;
@@ -672,6 +702,9 @@ GraphView::Impl::Impl(GraphView* view) : q(view) {
 
   graph::LayoutOptions options;
   options.time_budget_ms = 60'000;  // a safety net; the engine's work caps come first
+  layout_options = options;
+  grouped_options = options;
+  grouped_options.max_aspect = graph::kGroupedMaxAspect;
   std::shared_ptr<Bridge> b = bridge;
   Impl* self = this;
   job = std::make_unique<graph::LayoutJob>(
@@ -760,6 +793,10 @@ void GraphView::Impl::Request() {
   r.base = base;
   r.options.fold_get_tuple_element = fold_gte;
   r.options.measure = gv::MakeMeasureFn(font_description);
+  // The whole graph is shown grouped by op_name scope when large; a neighborhood or the paths
+  // between two nodes are cut from the ungrouped graph.
+  r.options.group_min_nodes =
+      group_scopes && (mode == Mode::kAuto || mode == Mode::kWhole) ? group_min_nodes : 0;
   r.expanded = expanded;
   r.reveal = reveal;
   r.mode = mode;
@@ -828,7 +865,7 @@ void GraphView::Impl::OnPrepared(uint64_t g, const absl::StatusOr<std::shared_pt
 
 void GraphView::Impl::StartLayered(const std::shared_ptr<const Prepared>& prep) {
   partial_requested = false;
-  layout_gen = job->Request(prep->shown);
+  layout_gen = job->Request(prep->shown, prep->grouped ? grouped_options : layout_options);
 }
 
 void GraphView::Impl::OnGraphviz(uint64_t g, std::shared_ptr<const Prepared> prep,
@@ -1114,7 +1151,9 @@ void GraphView::Impl::InitialView() {
   QSize vs = canvas->viewport()->size();
   double fit =
       std::min(vs.width() / std::max(1.0, b.width()), vs.height() / std::max(1.0, b.height()));
-  if (fit >= 0.45) {
+  // A grouped overview is there to be seen whole: fitted unless that makes its boxes dots.
+  const bool overview = shown && shown->grouped && fit >= 0.2;
+  if (fit >= 0.45 || overview) {
     canvas->SetScale(std::min(fit, 1.0));
     canvas->centerOn(b.center());
     return;
@@ -1213,18 +1252,28 @@ void GraphView::Impl::ContextMenu(QPoint global_pos, QPointF scene_pos) {
   int node = current ? scene->NodeAt(scene_pos) : -1;
   const gv::NodeSpec* n = node >= 0 ? &scene->model().nodes[node] : nullptr;
   auto name = [](const Instruction* i) { return i ? Q(i->name()) : QString(); };
+  // What a node is called in the menu: its instruction, else (a group) its title.
+  auto title = [&name](const gv::NodeSpec& node) {
+    if (node.instruction) return name(node.instruction);
+    if (node.frame) return node.frame_title;
+    return node.lines.empty() ? node.path.section('/', -1) : node.lines.front();
+  };
   if (n) {
     QString path = n->path;
     if (n->expandable) {
-      menu.addAction(GraphView::tr("Expand %1").arg(name(n->instruction)),
+      menu.addAction(GraphView::tr("Expand %1").arg(title(*n)),
                      [this, path] { q->SetClusterExpanded(path, true); });
     }
     if (n->frame) {
-      menu.addAction(GraphView::tr("Collapse %1").arg(name(n->instruction)),
+      menu.addAction(GraphView::tr("Collapse %1").arg(title(*n)),
                      [this, path] { q->SetClusterExpanded(path, false); });
     } else if (int slash = path.lastIndexOf('/'); slash > 0) {
       QString parent = path.left(slash);
-      menu.addAction(GraphView::tr("Collapse %1").arg(parent.section('/', -1)),
+      auto frame = scene->model().by_path.find(parent.toStdString());
+      QString what = frame != scene->model().by_path.end()
+                         ? title(scene->model().nodes[frame->second])
+                         : parent.section('/', -1);
+      menu.addAction(GraphView::tr("Collapse %1").arg(what),
                      [this, parent] { q->SetClusterExpanded(parent, false); });
     }
     if (const Instruction* instr = n->instruction; instr && !n->frame) {
@@ -1260,6 +1309,10 @@ void GraphView::Impl::ContextMenu(QPoint global_pos, QPointF scene_pos) {
                                    [this](bool on) { q->SetFoldGetTupleElement(on); });
     fold->setCheckable(true);
     fold->setChecked(fold_gte);
+    QAction* group = menu.addAction(GraphView::tr("Group by op_name scope (large graphs)"),
+                                    [this](bool on) { q->SetGroupByScope(on); });
+    group->setCheckable(true);
+    group->setChecked(group_scopes);
     QAction* gviz = menu.addAction(GraphView::tr("Graphviz layout (small graphs)"),
                                    [this](bool on) { q->SetGraphvizLayout(on); });
     gviz->setCheckable(true);
@@ -1360,7 +1413,9 @@ void GraphView::SelectInstruction(const Instruction* instruction) {
         d.center = top;
         request = true;
       }
-      if (!chain->empty() && !drawn) {
+      // Inside a collapsed fusion or call, or a collapsed op_name group: expand them.
+      const bool hidden = !drawn && d.base && d.base->hlo && d.base->hlo->HiddenInGroup(top);
+      if ((!chain->empty() && !drawn) || hidden) {
         d.reveal = instruction;
         request = true;
       }
@@ -1753,6 +1808,40 @@ void GraphView::SetFoldGetTupleElement(bool fold) {
 }
 
 bool GraphView::fold_get_tuple_element() const { return impl_->fold_gte; }
+
+void GraphView::SetGroupByScope(bool group) {
+  Impl& d = *impl_;
+  if (group == d.group_scopes) return;
+  d.group_scopes = group;
+  d.base.reset();
+  if (d.comp) {
+    d.anchor = Impl::Anchor();
+    d.reset_view = true;
+    d.Request();
+  }
+}
+
+bool GraphView::group_by_scope() const { return impl_->group_scopes; }
+
+void GraphView::SetGroupMinNodes(int nodes) {
+  Impl& d = *impl_;
+  nodes = std::max(1, nodes);
+  if (nodes == d.group_min_nodes) return;
+  d.group_min_nodes = nodes;
+  d.base.reset();
+  if (d.comp && d.group_scopes) {
+    d.anchor = Impl::Anchor();
+    d.reset_view = true;
+    d.Request();
+  }
+}
+
+int GraphView::group_min_nodes() const { return impl_->group_min_nodes; }
+
+bool GraphView::IsGrouped() const {
+  const Impl& d = *impl_;
+  return d.shown && d.shown->grouped;
+}
 
 int GraphView::neighborhood_threshold() const { return impl_->threshold; }
 

@@ -2,9 +2,10 @@
 // on a worker thread (LayeredLayout by default, Graphviz on request for small graphs) with a
 // generation counter, so a newer request replaces an older one and the UI thread never waits.
 // Nodes use XLA's opcode color families; fusions and called computations are collapsed boxes
-// that expand in place; above a node threshold the view opens in neighborhood mode around the
-// selection (or the root). Zoom, pan, fit, overview map, hover highlighting, search, all paths
-// between two nodes, and export to SVG, PNG and DOT.
+// that expand in place; a large computation is drawn as an overview grouped by op_name scope
+// (scope_groups.h: boxes that expand in place, parallel edges bundled); above a node threshold
+// the view opens in neighborhood mode around the selection (or the root). Zoom, pan, fit, overview
+// map, hover highlighting, search, all paths between two nodes, and export to SVG, PNG and DOT.
 //
 // It does not own modules: callers pass a shared_ptr that keeps the module alive while shown.
 // It knows nothing of dump directories, diffs or replay.
@@ -144,6 +145,16 @@ class GraphView : public QWidget {
   // element index. Rebuilds the graph.
   void SetFoldGetTupleElement(bool fold);
   bool fold_get_tuple_element() const;
+  // Grouping by op_name scope: computations of more than group_min_nodes() nodes are shown
+  // whole as collapsed scope boxes (double-click expands one in place, on its frame collapses
+  // it), parallel edges between boxes drawn as one thicker edge with a count. On by default;
+  // neighborhood and all-paths modes show ungrouped nodes. Rebuilds the graph.
+  void SetGroupByScope(bool group);
+  bool group_by_scope() const;
+  void SetGroupMinNodes(int nodes);
+  int group_min_nodes() const;
+  // Whether the graph shown now is grouped.
+  bool IsGrouped() const;
   int neighborhood_threshold() const;
   int neighborhood_radius() const;
   bool InAllPathsMode() const;

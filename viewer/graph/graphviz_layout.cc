@@ -95,13 +95,15 @@ std::string ResolveIn(const std::vector<Level>& levels, int l, int v, int operan
   return ResolveIn(levels, cl, 0, -1, cluster);
 }
 
-std::string ResolveOut(const std::vector<Level>& levels, int l, int v, std::string* cluster) {
+// `src_port` selects which of the cluster's outputs (LayoutEdge::src_port).
+std::string ResolveOut(const std::vector<Level>& levels, int l, int v, int src_port,
+                       std::string* cluster) {
   int cl = levels[l].child_level[v];
   if (cl < 0) return NodeId(l, v);
   const LayoutGraph& c = *levels[cl].graph;
-  if (!c.outputs.empty()) return ResolveOut(levels, cl, c.outputs[0], cluster);
+  if (!c.outputs.empty()) return ResolveOut(levels, cl, c.OutputNode(src_port), -1, cluster);
   if (cluster->empty()) *cluster = ClusterId(l, v);
-  return ResolveOut(levels, cl, c.node_count() - 1, cluster);
+  return ResolveOut(levels, cl, c.node_count() - 1, -1, cluster);
 }
 
 void WriteNodes(const std::vector<Level>& levels, int l, const DotOptions& o, std::string* out,
@@ -147,7 +149,7 @@ void WriteEdges(const std::vector<Level>& levels, int l, std::string* out) {
   for (int i = 0; i < g.edge_count(); ++i) {
     const LayoutEdge& e = g.edges[i];
     std::string ltail, lhead;
-    std::string a = ResolveOut(levels, l, e.src, &ltail);
+    std::string a = ResolveOut(levels, l, e.src, e.src_port, &ltail);
     std::string b = ResolveIn(levels, l, e.dst, e.operand, &lhead);
     StrAppend(out, "  ", a, " -> ", b, " [id=", EdgeId(l, i));
     if (!e.label.empty()) StrAppend(out, ", headlabel=", Quote(e.label));

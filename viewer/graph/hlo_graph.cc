@@ -304,13 +304,158 @@ absl::StatusOr<HloGraph> HloGraph::Build(const Computation& computation,
   g.computation_ = &computation;
   g.options_ = options;
   g.table_ = std::make_shared<InfoTable>();
-  g.graph_ = g.BuildLevel(nullptr, {&computation}, "", 0);
+  const bool group = options.group_min_nodes > 0 && !options.expand_all;
+  // When grouping, clusters are expanded once the boxes are known (their paths start there).
+  g.graph_ = g.BuildLevel(nullptr, {&computation}, "", 0, /*expand_clusters=*/!group);
+  g.flat_ = g.graph_;
+  if (group) {
+    if (g.flat_->node_count() > options.group_min_nodes) g.Group();
+    const std::set<std::string> wanted = std::move(g.options_.expanded);
+    g.options_.expanded.clear();
+    for (const std::string& path : wanted) {  // parents sort before their children
+      auto x = g.WithExpanded(path, true);
+      if (x.ok()) g = *std::move(x);
+    }
+  }
   return g;
+}
+
+void HloGraph::Group() {
+  const LayoutGraph& flat = *flat_;
+  const int n = flat.node_count();
+  std::vector<NodeScope> scopes(n);
+  for (int v = 0; v < n; ++v) {
+    const HloNodeInfo* inf = info(flat.nodes[v].tag);
+    // Ghost copies have no scope of their own: they sit with the user they are drawn for.
+    if (inf == nullptr || inf->instruction == nullptr || inf->role == HloNodeRole::kGhost) continue;
+    const OpMetadata* md = inf->instruction->metadata();
+    if (md == nullptr || md->op_name.empty()) continue;
+    scopes[v] = ParseOpName(md->op_name, options_.grouping.max_depth);
+  }
+  ScopeGrouping grouping = ScopeGrouping::Build(flat, scopes, options_.grouping);
+  if (grouping.empty()) return;
+  // What each box mostly holds, for its tooltip: the three commonest opcodes inside.
+  const size_t nb = grouping.boxes().size();
+  std::vector<std::unordered_map<int, int>> opcodes(nb);
+  for (int v = 0; v < n; ++v) {
+    const HloNodeInfo* inf = info(flat.nodes[v].tag);
+    if (inf == nullptr || inf->instruction == nullptr) continue;
+    const int op = static_cast<int>(inf->instruction->opcode());
+    for (int b = grouping.box_of(v); b >= 0; b = grouping.boxes()[b].parent) ++opcodes[b][op];
+  }
+  TextMeasureFn measure = options_.measure ? options_.measure : TextMeasureFn(EstimateTextSize);
+  for (size_t b = 0; b < nb; ++b) {
+    const ScopeBox& box = grouping.boxes()[b];
+    LayoutNode& node = grouping.box_nodes[b];
+    std::vector<std::pair<int, int>> common(opcodes[b].begin(), opcodes[b].end());
+    std::sort(common.begin(), common.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
+    std::string summary;
+    for (size_t i = 0; i < common.size() && i < 3; ++i) {
+      StrAppend(&summary, i ? " \xC2\xB7 " : "", OpcodeName(static_cast<Opcode>(common[i].first)),
+                " ", common[i].second);
+    }
+
+    // Wider and taller than an instruction's box: the overview's landmarks.
+    auto [w, h] = measure(node.label);
+    node.width = std::max(w + 28, 120.0);
+    node.height = h + 12;
+    node.style.shape = NodeShape::kRoundedBox;
+    if (box.kind == ScopeBox::Kind::kScope) {
+      node.style.fill = 0xE8EAF6;
+      node.style.stroke = 0x3949AB;
+      node.style.text = 0x1A237E;
+    } else {
+      node.style.fill = 0xF5F5F5;
+      node.style.stroke = 0x757575;
+      node.style.text = 0x212121;
+    }
+    switch (box.kind) {
+      case ScopeBox::Kind::kScope:
+        node.tooltip = StrCat("op_name scope ", box.scope, "/\n", box.size, " nodes");
+        if (box.split_off > 0) {
+          StrAppend(&node.tooltip, " (", box.split_off, " of its sub-scopes are drawn beside it)");
+        }
+        break;
+      case ScopeBox::Kind::kOp:
+        node.tooltip = StrCat("op_name ", box.scope, "\n", box.size, " nodes");
+        break;
+      case ScopeBox::Kind::kOther:
+        node.tooltip = StrCat("nodes in no box of their own", box.scope.empty() ? "" : " in ",
+                              box.scope, "\n", box.size, " nodes");
+        break;
+    }
+    if (!summary.empty()) StrAppend(&node.tooltip, "\nmostly ", summary);
+    StrAppend(&node.tooltip, "\ndouble-click to expand in place");
+    HloNodeInfo info;
+    info.role = HloNodeRole::kGroup;
+    info.group = static_cast<int>(b);
+    info.path = grouping.BoxPath(static_cast<int>(b));
+    node.tag = table_->Add(std::move(info));
+  }
+  // Paths of the top level's nodes now start with their boxes.
+  {
+    std::lock_guard<std::mutex> lock(table_->mu);
+    for (int v = 0; v < n; ++v) {
+      const int b = grouping.box_of(v);
+      const int64_t tag = flat.nodes[v].tag;
+      if (b < 0 || tag < 0 || tag >= static_cast<int64_t>(table_->infos.size())) continue;
+      table_->infos[tag].path = StrCat(grouping.BoxPath(b), "/", flat.nodes[v].key);
+    }
+  }
+  grouping_ = std::make_shared<const ScopeGrouping>(std::move(grouping));
+  box_expanded_.assign(grouping_->boxes().size(), 0);
+  graph_ = grouping_->Apply(*flat_, box_expanded_);
+}
+
+int HloGraph::TopNodeOf(const Instruction* instruction) const {
+  if (instruction == nullptr || !flat_) return -1;
+  int ghost = -1, inside = -1;
+  for (int v = 0; v < flat_->node_count(); ++v) {
+    const HloNodeInfo* inf = info(flat_->nodes[v].tag);
+    if (inf == nullptr) continue;
+    if (inf->instruction == instruction) {
+      if (inf->role != HloNodeRole::kGhost) return v;
+      if (ghost < 0) ghost = v;
+    } else if (inside < 0 && std::find(inf->inlined.begin(), inf->inlined.end(), instruction) !=
+                                 inf->inlined.end()) {
+      inside = v;
+    }
+  }
+  return ghost >= 0 ? ghost : inside;
+}
+
+std::string HloGraph::GroupPathOf(const Instruction* instruction) const {
+  if (!grouping_) return "";
+  const int b = grouping_->box_of(TopNodeOf(instruction));
+  return b < 0 ? "" : grouping_->BoxPath(b);
+}
+
+bool HloGraph::HiddenInGroup(const Instruction* instruction) const {
+  if (!grouping_) return false;
+  for (int b = grouping_->box_of(TopNodeOf(instruction)); b >= 0;
+       b = grouping_->boxes()[b].parent) {
+    if (!box_expanded_[b]) return true;
+  }
+  return false;
+}
+
+HloGraph HloGraph::WithGroupsOpenedFor(const Instruction* instruction) const {
+  if (!HiddenInGroup(instruction)) return *this;
+  HloGraph out = *this;
+  for (int b = grouping_->box_of(TopNodeOf(instruction)); b >= 0;
+       b = grouping_->boxes()[b].parent) {
+    out.box_expanded_[b] = 1;
+    out.options_.expanded.insert(grouping_->BoxPath(b));
+  }
+  out.graph_ = grouping_->Apply(*out.flat_, out.box_expanded_);
+  return out;
 }
 
 std::shared_ptr<const LayoutGraph> HloGraph::BuildLevel(
     const Instruction* owner, const std::vector<const Computation*>& comps, const std::string& path,
-    int depth) const {
+    int depth, bool expand_clusters) const {
   const HloGraphOptions& o = options_;
   TextMeasureFn measure = o.measure ? o.measure : TextMeasureFn(EstimateTextSize);
   auto g = std::make_shared<LayoutGraph>();
@@ -467,8 +612,8 @@ std::shared_ptr<const LayoutGraph> HloGraph::BuildLevel(
           StrAppend(&title, k ? ", " : "", called[k]->name());
         }
         node.cluster_title = title;
-        bool expand =
-            o.expanded.count(info.path) > 0 || (o.expand_all && depth < o.max_expand_depth);
+        bool expand = expand_clusters && (o.expanded.count(info.path) > 0 ||
+                                          (o.expand_all && depth < o.max_expand_depth));
         if (expand) {
           node.expanded = true;
           node.child = BuildLevel(instr, called, info.path, depth + 1);
@@ -646,10 +791,57 @@ absl::StatusOr<HloGraph> HloGraph::WithExpanded(const std::string& path, bool ex
                                   [](const std::string& s) { return s.empty(); })) {
     return absl::InvalidArgumentError(StrCat("bad cluster path '", path, "'"));
   }
-  auto top = Rewrite(*graph_, "", segments, 0, expanded, 0);
-  if (!top.ok()) return top.status();
   HloGraph out = *this;
-  out.graph_ = *std::move(top);
+  if (grouping_) {
+    // Leading segments naming boxes; the rest (if any) a cluster inside the last of them.
+    const LayoutGraph* level = graph_.get();
+    size_t i = 0;
+    int box = -1;
+    std::string prefix;
+    while (i < segments.size()) {
+      const LayoutNode* node = nullptr;
+      for (const LayoutNode& n : level->nodes) {
+        if (n.key == segments[i]) {
+          node = &n;
+          break;
+        }
+      }
+      const std::string here = prefix.empty() ? segments[i] : StrCat(prefix, "/", segments[i]);
+      if (node == nullptr) return absl::NotFoundError(StrCat("no node '", here, "' in the graph"));
+      const HloNodeInfo* inf = info(node->tag);
+      if (inf == nullptr || inf->role != HloNodeRole::kGroup) break;
+      box = inf->group;
+      ++i;
+      if (i < segments.size() && (!node->expanded || node->child == nullptr)) {
+        return absl::FailedPreconditionError(StrCat("'", here, "' is not expanded"));
+      }
+      prefix = here;
+      if (i < segments.size()) level = node->child.get();
+    }
+    if (i == segments.size()) {
+      out.box_expanded_[box] = expanded ? 1 : 0;
+    } else {
+      int v = -1;
+      for (int k = 0; k < flat_->node_count(); ++k) {
+        if (flat_->nodes[k].key == segments[i]) {
+          v = k;
+          break;
+        }
+      }
+      if (v < 0 || grouping_->box_of(v) != box) {
+        return absl::NotFoundError(StrCat("no node '", path, "' in the graph"));
+      }
+      auto top = Rewrite(*flat_, prefix, segments, i, expanded, 0);
+      if (!top.ok()) return top.status();
+      out.flat_ = *std::move(top);
+    }
+    out.graph_ = grouping_->Apply(*out.flat_, out.box_expanded_);
+  } else {
+    auto top = Rewrite(*graph_, "", segments, 0, expanded, 0);
+    if (!top.ok()) return top.status();
+    out.graph_ = *std::move(top);
+    out.flat_ = out.graph_;
+  }
   if (expanded) {
     out.options_.expanded.insert(path);
   } else {

@@ -10,7 +10,11 @@
 //    each user instead of one node with hundreds of long edges (all copies share the
 //    instruction, so a view highlights them together);
 //  - fusions, while loops, conditionals, calls and other instructions with called computations
-//    are clusters: collapsed boxes that can be expanded in place, nested to any depth.
+//    are clusters: collapsed boxes that can be expanded in place, nested to any depth;
+//  - optionally, a large top level grouped by op_name scope (scope_groups.h): boxes named after
+//    the scopes, collapsed at first, expanded in place like clusters. Paths then start with the
+//    boxes' keys ("@encoder/@layer_3/fusion.2"). Called computations expanded in place are not
+//    grouped: shown on their own they are.
 //
 // HloGraph is an immutable value: expanding or collapsing returns a new HloGraph that shares
 // every unchanged level with the old one, so a layout running on a worker thread can keep
@@ -35,6 +39,7 @@
 #include "core/ir/computation.h"
 #include "core/ir/instruction.h"
 #include "viewer/graph/layout_graph.h"
+#include "viewer/graph/scope_groups.h"
 
 namespace hlowb::graph {
 
@@ -78,11 +83,22 @@ struct HloGraphOptions {
   std::set<std::string> expanded;
   bool expand_all = false;
   int max_expand_depth = 8;
+  // A top level with more nodes than this is grouped by op_name scope into collapsed boxes;
+  // 0 = never. Not with expand_all (which asks for everything drawn).
+  int group_min_nodes = 0;
+  ScopeGroupingOptions grouping;
 };
 
+// Views group a computation by op_name scope above this many nodes, and lay a grouped graph out
+// at most this many times as wide as it is tall (LayoutOptions::max_aspect).
+constexpr int kDefaultGroupMinNodes = 300;
+constexpr double kGroupedMaxAspect = 2.0;
+
 // kRemoved: a node a view adds for an instruction that another state had and this one does
-// not (a diff's ghost); it stands for no instruction of the computation.
-enum class HloNodeRole : uint8_t { kInstruction, kGhost, kCluster, kRemoved };
+// not (a diff's ghost); it stands for no instruction of the computation. kGroup: an op_name
+// scope box (no instruction). kPort: where edges enter or leave an expanded group (no
+// instruction, no HloNodeInfo; LayoutNode::tag is kPortNodeTag).
+enum class HloNodeRole : uint8_t { kInstruction, kGhost, kCluster, kRemoved, kGroup, kPort };
 
 // LayoutNode::tag of kRemoved nodes (they have no HloNodeInfo).
 constexpr int64_t kRemovedNodeTag = -2;
@@ -98,6 +114,8 @@ struct HloNodeInfo {
   std::vector<const Computation*> called;
   // Instructions drawn inside this node's label (inlined constants).
   std::vector<const Instruction*> inlined;
+  // kGroup: the box's index in HloGraph::grouping().
+  int group = -1;
 };
 
 // The LayoutGraph of one computation plus what each node stands for (see the top of this
@@ -124,6 +142,19 @@ class HloGraph {
   // Nodes (tags) showing `instruction` in any level, e.g. all ghost copies.
   std::vector<int64_t> TagsFor(const Instruction* instruction) const;
 
+  // The op_name scope grouping of the top level; null when it is not grouped.
+  const ScopeGrouping* grouping() const { return grouping_.get(); }
+  // The top level without the grouping (the same as graph() when not grouped).
+  const std::shared_ptr<const LayoutGraph>& ungrouped() const { return flat_; }
+  // Key path of the box holding the top-level node that draws `instruction` (its own node,
+  // else a ghost copy, else the node it is drawn inside): "@while/@LAMB". Empty when that node
+  // is loose at the top, there is none, or the graph is not grouped.
+  std::string GroupPathOf(const Instruction* instruction) const;
+  // Whether that box or one around it is collapsed.
+  bool HiddenInGroup(const Instruction* instruction) const;
+  // A copy with every box around `instruction`'s node expanded.
+  HloGraph WithGroupsOpenedFor(const Instruction* instruction) const;
+
  private:
   struct InfoTable {
     std::mutex mu;
@@ -134,7 +165,12 @@ class HloGraph {
   HloGraph() = default;
   std::shared_ptr<const LayoutGraph> BuildLevel(const Instruction* owner,
                                                 const std::vector<const Computation*>& comps,
-                                                const std::string& path, int depth) const;
+                                                const std::string& path, int depth,
+                                                bool expand_clusters = true) const;
+  // Groups the top level (flat_) by op_name scope when that shows something.
+  void Group();
+  // The top-level node of flat_ drawing `instruction`; -1 when none.
+  int TopNodeOf(const Instruction* instruction) const;
   absl::StatusOr<std::shared_ptr<const LayoutGraph>> Rewrite(
       const LayoutGraph& level, const std::string& prefix, const std::vector<std::string>& segments,
       size_t index, bool expanded, int depth) const;
@@ -142,7 +178,11 @@ class HloGraph {
   const Computation* computation_ = nullptr;
   HloGraphOptions options_;
   std::shared_ptr<InfoTable> table_;
+  // What is shown: flat_ itself, or flat_ grouped with the boxes of box_expanded_ expanded.
   std::shared_ptr<const LayoutGraph> graph_;
+  std::shared_ptr<const LayoutGraph> flat_;
+  std::shared_ptr<const ScopeGrouping> grouping_;
+  std::vector<char> box_expanded_;
 };
 
 // "add" when `comp` is a two-parameter scalar computation whose root combines the two

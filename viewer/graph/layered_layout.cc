@@ -743,7 +743,8 @@ struct LevelNodes {
   std::vector<Point> content;  // offset of child origin from box top-left
   // Expanded clusters: operand -> (x offset from box left, inner y offset from top or -1).
   std::vector<std::vector<std::pair<int, std::pair<double, double>>>> in_ports;
-  std::vector<double> out_x, out_y;  // -1 when none
+  // Expanded clusters: per output port, (x offset from box left, y offset from box top).
+  std::vector<std::vector<std::pair<double, double>>> out_ports;
   std::vector<int> ports;            // number of operand ports on ordinary nodes (0 = centre)
 };
 
@@ -1587,8 +1588,7 @@ LevelNodes ComputeLevelNodes(const LayoutGraph& g,
   ln.cluster.assign(n, 0);
   ln.content.assign(n, {});
   ln.in_ports.assign(n, {});
-  ln.out_x.assign(n, -1);
-  ln.out_y.assign(n, -1);
+  ln.out_ports.assign(n, {});
   ln.ports.assign(n, 0);
   std::vector<double> heights;
   for (int v = 0; v < n; ++v) {
@@ -1622,10 +1622,13 @@ LevelNodes ComputeLevelNodes(const LayoutGraph& g,
       double inner = b.layer == 0 ? pad + title + b.top() : -1;
       ln.in_ports[v].push_back({port.operand, {cx + b.x, inner}});
     }
-    if (!cg.outputs.empty() && cg.outputs[0] < static_cast<int>(c->nodes.size())) {
-      const NodeBox& b = c->nodes[cg.outputs[0]];
-      ln.out_x[v] = cx + b.x;
-      ln.out_y[v] = pad + title + b.bottom();
+    for (int out : cg.outputs) {
+      if (out < 0 || out >= static_cast<int>(c->nodes.size())) {
+        ln.out_ports[v].push_back({-1, -1});
+        continue;
+      }
+      const NodeBox& b = c->nodes[out];
+      ln.out_ports[v].push_back({cx + b.x, pad + title + b.bottom()});
     }
   }
   for (const LayoutEdge& e : g.edges) {
@@ -1882,6 +1885,17 @@ std::vector<int> AssignLayers(const LayoutGraph& g, const std::vector<DagEdge>& 
   for (const ClusterPort& p : g.inputs) {
     if (p.node >= 0 && p.node < n && indeg[p.node] == 0) rank[p.node] = 0;
   }
+  // Exit ports without users inside (ROOT, a group's exits) on the bottom layer, so that edges
+  // leaving the cluster do not cross its contents.
+  if (!g.outputs.empty()) {
+    std::vector<int> outdeg(n, 0);
+    for (const DagEdge& e : dag) ++outdeg[e.tail];
+    int bottom = 0;
+    for (int v = 0; v < n; ++v) bottom = std::max(bottom, rank[v] + ln.span[v] - 1);
+    for (int v : g.outputs) {
+      if (v >= 0 && v < n && outdeg[v] == 0 && ln.span[v] == 1) rank[v] = bottom;
+    }
+  }
   CompactLayers(n, ln, &rank);
   return rank;
 }
@@ -1962,6 +1976,19 @@ std::shared_ptr<LayoutResult> Assemble(
     any = true;
   }
   auto X = [&](int item) { return x[item] - minx; };
+  if (o.max_aspect > 0 && p.layer_count > 1) {
+    // Too wide for its height: spread the layers apart (see LayoutOptions::max_aspect).
+    double width = 0, height = 0;
+    for (int i = 0; i < p.items(); ++i) width = std::max(width, X(i) + p.item_width[i] / 2);
+    for (int v = 0; v < n; ++v) height = std::max(height, bands.top[rank[v]] + ln.h[v]);
+    if (height > 0 && width > o.max_aspect * height) {
+      LayoutOptions spread = o;
+      spread.rank_sep = std::min(
+          std::max(o.rank_sep, o.max_rank_sep),
+          o.rank_sep + (width / o.max_aspect - height) / static_cast<double>(p.layer_count - 1));
+      bands = LayerBands(p, ln, rank, spread);
+    }
+  }
   r->nodes.resize(n);
   r->children = children;
   double maxx = 0, maxy = 0;
@@ -1999,9 +2026,13 @@ std::shared_ptr<LayoutResult> Assemble(
     // Tail side (in layered direction).
     int lt = rank[e.tail] + ln.span[e.tail] - 1;
     double tx = tb.x;
-    if (!e.reversed && ln.cluster[e.tail] && ln.out_x[e.tail] >= 0) {
-      tx = tb.left() + ln.out_x[e.tail];
-      pts.push_back({tx, tb.top() + ln.out_y[e.tail]});
+    if (!e.reversed && ln.cluster[e.tail] && !ln.out_ports[e.tail].empty()) {
+      const auto& ports = ln.out_ports[e.tail];
+      int port = le.src_port >= 0 && le.src_port < static_cast<int>(ports.size()) ? le.src_port : 0;
+      if (ports[port].first >= 0) {
+        tx = tb.left() + ports[port].first;
+        pts.push_back({tx, tb.top() + ports[port].second});
+      }
     }
     pts.push_back({tx, tb.bottom()});
     double band_bottom = bands.top[lt] + bands.height[lt];
@@ -2016,7 +2047,7 @@ std::shared_ptr<LayoutResult> Assemble(
     // Head side: port on the top edge.
     double hx = hb.x;
     double inner = -1;
-    if (!e.reversed && le.kind == EdgeKind::kData) {
+    if (!e.reversed) {
       if (ln.cluster[e.head]) {
         for (const auto& [operand, off] : ln.in_ports[e.head]) {
           if (operand == le.operand) {
@@ -2025,7 +2056,7 @@ std::shared_ptr<LayoutResult> Assemble(
             break;
           }
         }
-      } else if (ln.ports[e.head] > 0 && le.operand >= 0) {
+      } else if (le.kind == EdgeKind::kData && ln.ports[e.head] > 0 && le.operand >= 0) {
         hx = hb.left() + hb.width * (le.operand + 1) / (ln.ports[e.head] + 1);
       }
     }
@@ -2505,8 +2536,9 @@ struct LayeredLayout::Run : RunState {};
 
 uint64_t LayoutOptions::Hash() const {
   uint64_t h = 0x1234;
-  for (double d : {node_sep, dummy_width, rank_sep, cluster_padding, cluster_title_height,
-                   ns_pivots_per_node, convergence, incremental_max_changed}) {
+  for (double d :
+       {node_sep, dummy_width, rank_sep, cluster_padding, cluster_title_height, ns_pivots_per_node,
+        convergence, incremental_max_changed, max_aspect, max_rank_sep}) {
     h = Mix(h, Quant(d));
   }
   for (int64_t i :
@@ -2572,6 +2604,9 @@ absl::StatusOr<std::shared_ptr<const LayoutResult>> LayeredLayout::LayoutLevel(
   st.nodes = n;
   st.edges = g.edge_count();
   auto memo = std::make_shared<Memo>();
+  // The aspect limit is for the whole drawing, not for the contents of its clusters.
+  LayoutOptions level_options = options_;
+  if (!path.empty()) level_options.max_aspect = 0;
   absl::StatusOr<std::shared_ptr<LayoutResult>> r;
   bool done = false;
   if (options_.incremental) {
@@ -2589,7 +2624,7 @@ absl::StatusOr<std::shared_ptr<const LayoutResult>> LayeredLayout::LayoutLevel(
         }
         int limit = std::max(1, static_cast<int>(options_.incremental_max_changed * n));
         if (count > 0 && count <= limit) {
-          r = IncrementalLayout(g, children, options_, run, &st, prev, changed, memo.get());
+          r = IncrementalLayout(g, children, level_options, run, &st, prev, changed, memo.get());
           done = true;
         }
       }
@@ -2602,7 +2637,7 @@ absl::StatusOr<std::shared_ptr<const LayoutResult>> LayeredLayout::LayoutLevel(
         run->request->on_partial(std::move(partial));
       };
     }
-    r = FullLayout(g, children, options_, run, &st, publish, memo.get());
+    r = FullLayout(g, children, level_options, run, &st, publish, memo.get());
   }
   if (!r.ok()) return r.status();
   std::shared_ptr<LayoutResult> result = *std::move(r);

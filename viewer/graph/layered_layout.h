@@ -96,6 +96,13 @@ struct LayoutOptions {
   // Routing: nodes with 2..max_port_operands operands get one port per operand.
   int max_port_operands = 3;
 
+  // Aspect: the top level's drawing is kept from being more than max_aspect times as wide as it
+  // is tall by spreading its layers apart (rank separation up to max_rank_sep); 0 = off. For
+  // overviews of a few dozen boxes, which would otherwise be one wide band that a window fits
+  // to a thin strip. Only y changes: layers, order and x stay what they would be.
+  double max_aspect = 0;
+  double max_rank_sep = 480;
+
   // Incremental relayout on expand/collapse, and the per-level cache (entries).
   bool incremental = true;
   int cache_entries = 256;

@@ -45,6 +45,7 @@ void AddStructure(const LayoutGraph& g, Hasher* h) {
     h->Add(static_cast<uint64_t>(e.dst));
     h->Add(static_cast<uint64_t>(e.operand + 1));
     h->Add(static_cast<uint64_t>(e.kind));
+    h->Add(static_cast<uint64_t>(e.src_port + 1));
   }
   h->Add(g.inputs.size());
   for (const ClusterPort& p : g.inputs) {
@@ -136,6 +137,12 @@ int LayoutGraph::AddEdge(int src, int dst, int operand, EdgeKind kind) {
   e.kind = kind;
   edges.push_back(std::move(e));
   return edge_count() - 1;
+}
+
+int LayoutGraph::OutputNode(int src_port) const {
+  if (outputs.empty()) return -1;
+  if (src_port >= 0 && src_port < static_cast<int>(outputs.size())) return outputs[src_port];
+  return outputs[0];
 }
 
 int64_t LayoutGraph::TotalNodeCount() const {
@@ -254,7 +261,10 @@ std::vector<int> FlattenLevel(const LayoutGraph& g, const LayoutResult& r, doubl
     }
     if (!child_index[le.src].empty()) {
       const LayoutGraph& c = *g.nodes[le.src].child;
-      if (!c.outputs.empty()) fe.src = child_index[le.src][c.outputs[0]];
+      const int out = c.OutputNode(le.src_port);
+      if (out >= 0 && out < static_cast<int>(child_index[le.src].size())) {
+        fe.src = child_index[le.src][out];
+      }
     }
     const EdgeRoute& route = r.edges[e];
     fe.is_bezier = !route.bezier.empty();

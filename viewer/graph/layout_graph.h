@@ -94,6 +94,12 @@ struct LayoutEdge {
   EdgeKind kind = EdgeKind::kData;
   // Drawn near the head (XLA shows the operand index there). Ignored by the engine.
   std::string label;
+  // When the source is an expanded cluster: which of its contents' `outputs` the edge leaves
+  // from; -1 = the first (a called computation's ROOT).
+  int src_port = -1;
+  // How many edges of the underlying graph this one stands for (a bundle of parallel edges
+  // between two collapsed groups); views draw bundles thicker. Ignored by the engine.
+  int count = 1;
 };
 
 // Where operand `operand` of an expanded cluster enters its contents (the parameter node).
@@ -102,6 +108,10 @@ struct ClusterPort {
   int node = -1;
 };
 
+// Tag of the small port nodes inside an expanded group's contents where edges from outside
+// enter or leave (see scope_groups.h); they stand for no instruction.
+constexpr int64_t kPortNodeTag = -3;
+
 // One level of a nested graph. A plain value: build it, then hand a shared_ptr<const> to the
 // engine. It holds no positions and no layout state.
 class LayoutGraph {
@@ -109,9 +119,15 @@ class LayoutGraph {
   std::string name;
   std::vector<LayoutNode> nodes;
   std::vector<LayoutEdge> edges;
-  // For a graph used as cluster contents: entry and exit ports (may be empty).
+  // For a graph used as cluster contents: entry and exit ports (may be empty). An edge of the
+  // parent into the cluster enters at the input whose operand is the edge's operand; an edge
+  // out of it leaves from outputs[src_port] (outputs[0] by default). Outputs without users
+  // inside are drawn on the bottom layer.
   std::vector<ClusterPort> inputs;
   std::vector<int> outputs;
+
+  // The node of these contents an edge with `src_port` leaves from; -1 when there is none.
+  int OutputNode(int src_port) const;
 
   int AddNode(std::string key, double width, double height);
   int AddEdge(int src, int dst, int operand = -1, EdgeKind kind = EdgeKind::kData);
