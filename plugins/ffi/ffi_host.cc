@@ -15,6 +15,7 @@
 #include "core/support/strings.h"
 #include "absl/strings/str_split.h"
 #include "core/ir/instruction.h"
+#include "core/ir/layout_offsets.h"
 #include "plugins/ffi/ffi_attributes.h"
 
 #if HLOWB_HAVE_XLA_FFI
@@ -404,39 +405,6 @@ bool HasDefaultLayout(const Shape& shape) {
   return true;
 }
 
-// Reorders element bytes between our row-major storage and `layout_shape`'s physical order.
-absl::StatusOr<std::vector<uint8_t>> Relayout(const uint8_t* src, const Shape& layout_shape,
-                                              int element_bytes, bool to_physical) {
-  const int rank = layout_shape.rank();
-  const auto& m2m = layout_shape.layout().minor_to_major;
-  if (static_cast<int>(m2m.size()) != rank) {
-    return absl::InvalidArgumentError("layout rank does not match the shape");
-  }
-  std::vector<int64_t> stride(rank, 0);
-  int64_t step = 1, count = 1;
-  for (int k = 0; k < rank; ++k) {
-    if (m2m[k] < 0 || m2m[k] >= rank || stride[m2m[k]] != 0) {
-      return absl::InvalidArgumentError("layout is not a permutation of the dimensions");
-    }
-    stride[m2m[k]] = step;
-    step *= layout_shape.dimension(static_cast<int>(m2m[k]));
-  }
-  for (int d = 0; d < rank; ++d) count *= layout_shape.dimension(d);
-  std::vector<uint8_t> out(static_cast<size_t>(count) * element_bytes);
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t logical = 0; logical < count; ++logical) {
-    int64_t physical = 0;
-    for (int d = 0; d < rank; ++d) physical += index[d] * stride[d];
-    const int64_t from = to_physical ? logical : physical;
-    const int64_t to = to_physical ? physical : logical;
-    std::memcpy(&out[to * element_bytes], src + from * element_bytes, element_bytes);
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++index[d] < layout_shape.dimension(d)) break;
-      index[d] = 0;
-    }
-  }
-  return out;
-}
 
 // One loaded handler.
 struct FfiHandler {
@@ -485,7 +453,7 @@ absl::StatusOr<Literal> CallHandler(const FfiHandler& handler, const Instruction
     const Shape& declared = i < instr.operands().size() ? instr.operand(static_cast<int>(i))->shape()
                                                         : value.shape();
     if (!HasDefaultLayout(declared) && declared.rank() == value.shape().rank()) {
-      auto bytes = Relayout(value.data().data(), declared, value.element_bytes(), true);
+      auto bytes = RelayoutBytes(value.data().data(), declared, value.element_bytes(), true);
       if (!bytes.ok()) return absl::InvalidArgumentError(StrCat(what, ": ", bytes.status().message()));
       buffer.data = relaid.emplace_back(std::move(*bytes)).data();
     }
@@ -563,7 +531,7 @@ absl::StatusOr<Literal> CallHandler(const FfiHandler& handler, const Instruction
 
   for (size_t i = 0; i < results.size(); ++i) {
     if (!HasDefaultLayout(*result_shapes[i])) {
-      auto bytes = Relayout(results[i].data().data(), *result_shapes[i],
+      auto bytes = RelayoutBytes(results[i].data().data(), *result_shapes[i],
                             results[i].element_bytes(), false);
       if (!bytes.ok()) return absl::InvalidArgumentError(StrCat(what, ": ", bytes.status().message()));
       std::memcpy(results[i].mutable_data()->data(), bytes->data(), bytes->size());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir/instruction.h"
+#include "core/ir/layout_offsets.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
 #include "plugins/ffi/ffi_attributes.h"
@@ -44,45 +45,6 @@ std::string Dims(PrimitiveType type, const std::vector<int64_t>& dims) {
 
 absl::Status Invalid(const std::string& what) { return absl::InvalidArgumentError(what); }
 
-// Where each element of an array (in row-major logical order) sits in memory under the layout
-// of `layout` (the default, row-major, when it has none).
-absl::StatusOr<std::vector<int64_t>> MemoryOffsets(const Shape& layout,
-                                                   const std::vector<int64_t>& dims) {
-  const int rank = static_cast<int>(dims.size());
-  std::vector<int64_t> minor_to_major;
-  if (layout.has_layout() && (rank == 0 || !layout.layout().minor_to_major.empty())) {
-    if (!layout.layout().tiles.empty()) {
-      return Invalid(StrCat("tiled layout of ", PrintShape(layout, true), " is not supported"));
-    }
-    minor_to_major = layout.layout().minor_to_major;
-  } else {
-    for (int d = rank - 1; d >= 0; --d) minor_to_major.push_back(d);
-  }
-  std::vector<bool> seen(rank, false);
-  bool permutation = static_cast<int>(minor_to_major.size()) == rank;
-  for (int64_t d : minor_to_major) {
-    permutation = permutation && d >= 0 && d < rank && !seen[d];
-    if (d >= 0 && d < rank) seen[d] = true;
-  }
-  if (!permutation) return Invalid(StrCat("bad layout in ", PrintShape(layout, true)));
-  std::vector<int64_t> stride(rank, 1);
-  int64_t s = 1;
-  for (int64_t d : minor_to_major) {
-    stride[d] = s;
-    s *= dims[d];
-  }
-  std::vector<int64_t> offsets(static_cast<size_t>(Product(dims, 0, dims.size())));
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t& offset : offsets) {
-    offset = 0;
-    for (int d = 0; d < rank; ++d) offset += idx[d] * stride[d];
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++idx[d] < dims[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return offsets;
-}
 
 // The layout operand k is handed over in: the custom call's constraint, else the operand's own.
 const Shape& OperandLayout(const Instruction& instr, int k, const Literal& value) {
@@ -104,7 +66,7 @@ absl::StatusOr<std::vector<Complex>> ReadMemory(const Literal& value, const Shap
     return Invalid(StrCat("the layout constraint ", PrintShape(layout, true),
                           " does not match the operand ", PrintShape(s, false)));
   }
-  absl::StatusOr<std::vector<int64_t>> offsets = MemoryOffsets(layout, s.dimensions());
+  absl::StatusOr<std::vector<int64_t>> offsets = LayoutMemoryOffsets(layout);
   if (!offsets.ok()) return offsets.status();
   std::vector<Complex> memory(offsets->size());
   for (size_t i = 0; i < offsets->size(); ++i) {
@@ -129,7 +91,7 @@ absl::StatusOr<std::vector<Complex>> ReadMemory(const Literal& value, const Shap
 
 // An array of `shape` (element type, dimensions, layout) whose memory holds `memory`.
 absl::StatusOr<Literal> WriteMemory(const std::vector<Complex>& memory, const Shape& shape) {
-  absl::StatusOr<std::vector<int64_t>> offsets = MemoryOffsets(shape, shape.dimensions());
+  absl::StatusOr<std::vector<int64_t>> offsets = LayoutMemoryOffsets(shape);
   if (!offsets.ok()) return offsets.status();
   Literal out(Shape::Array(shape.element_type(), shape.dimensions()));
   for (size_t i = 0; i < offsets->size(); ++i) {
@@ -153,7 +115,7 @@ absl::StatusOr<Literal> WriteMemory(const std::vector<Complex>& memory, const Sh
 }
 
 absl::StatusOr<Literal> WriteMemory(const std::vector<int32_t>& memory, const Shape& shape) {
-  absl::StatusOr<std::vector<int64_t>> offsets = MemoryOffsets(shape, shape.dimensions());
+  absl::StatusOr<std::vector<int64_t>> offsets = LayoutMemoryOffsets(shape);
   if (!offsets.ok()) return offsets.status();
   Literal out(Shape::Array(PrimitiveType::kS32, shape.dimensions()));
   for (size_t i = 0; i < offsets->size(); ++i) {
