@@ -29,6 +29,10 @@ constexpr char kUsage[] =
     "                 (STEP = number, before, after) [--format=text|json|unified]\n"
     "  trace DIR --module=M --instruction=NAME [--step=S]   where an instruction came from\n"
     "                 and where it went\n"
+    "  memory REF [REF2]   live bytes over the schedule, the peak and the buffers live there,\n"
+    "                 totals by allocation kind; REF = XLA's *-buffer-assignment.txt, an HLO\n"
+    "                 file (hlowb's own assignment) or DIR:MODULE[:STEP]; two REFs compare\n"
+    "                 [--format=text|json] [--top=N] [--pipeline=none|cpu|gpu]\n"
     "  convert IN -o OUT   between HLO text, HloProto, HloModuleProto, text proto and\n"
     "                 HloSnapshot (also .gz) [--format=hlo|hlo-short|pb|module-pb|pbtxt|\n"
     "                 snapshot] (default: from OUT's extension) [--strict-xla]\n"
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
   if (command == "passes") return hlowb::cli::RunPasses(rest);
   if (command == "diff") return hlowb::cli::RunDiff(rest);
   if (command == "trace") return hlowb::cli::RunTrace(rest);
+  if (command == "memory") return hlowb::cli::RunMemory(rest);
   if (command == "convert") return hlowb::cli::RunConvert(rest);
   if (command == "literal") return hlowb::cli::RunLiteral(rest);
   if (command == "replay") return hlowb::cli::RunReplay(rest);

@@ -58,6 +58,7 @@ int RunIndex(const std::vector<std::string>& argv);
 int RunPasses(const std::vector<std::string>& argv);
 int RunDiff(const std::vector<std::string>& argv);
 int RunTrace(const std::vector<std::string>& argv);
+int RunMemory(const std::vector<std::string>& argv);
 int RunPrint(const std::vector<std::string>& argv);
 int RunVerify(const std::vector<std::string>& argv);
 int RunConvert(const std::vector<std::string>& argv);
