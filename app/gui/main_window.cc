@@ -501,6 +501,16 @@ void MainWindow::BuildActions() {
       tr("Draw computations of more than %1 nodes as boxes of their op_name scopes")
           .arg(graph_->group_min_nodes()));
   connect(group_scopes, &QAction::toggled, this, [this](bool on) { graph_->SetGroupByScope(on); });
+  // Nodes filled by their sharding= (replicated, maximal, each tile grid, manual, ...), with a
+  // legend under the graph.
+  QAction* by_sharding = view_menu_->addAction(tr("Colour by &Sharding"));
+  by_sharding->setObjectName(QStringLiteral("colorBySharding"));
+  by_sharding->setCheckable(true);
+  by_sharding->setChecked(graph_->color_by_sharding());
+  by_sharding->setToolTip(tr("Fill each node by its sharding; a legend under the graph says "
+                             "what each colour means"));
+  connect(by_sharding, &QAction::toggled, this,
+          [this](bool on) { graph_->SetColorBySharding(on); });
   view_menu_->addSeparator();
   QMenu* theme = view_menu_->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(this);

@@ -296,7 +296,18 @@ QImage Thumbnail(const SceneModel& m) {
   return img;
 }
 
-void DrawFlat(QPainter* p, const SceneModel& m, double s, bool dark) {
+// Fills `r` with `colors` as equal vertical stripes, left to right.
+void FillStripes(QPainter* p, const QRectF& r, const std::vector<QColor>& colors) {
+  const double w = r.width() / static_cast<double>(colors.size());
+  for (size_t i = 0; i < colors.size(); ++i) {
+    const double left = r.left() + w * static_cast<double>(i);
+    // The last stripe ends at the box's edge whatever the rounding.
+    const double right = i + 1 == colors.size() ? r.right() : left + w;
+    p->fillRect(QRectF(left, r.top(), right - left, r.height()), colors[i]);
+  }
+}
+
+void DrawFlat(QPainter* p, const SceneModel& m, double s, bool dark, const NodeFills* fills) {
   for (const NodeSpec& n : m.nodes) {
     if (n.frame) p->fillRect(n.rect, n.fill);
   }
@@ -311,11 +322,16 @@ void DrawFlat(QPainter* p, const SceneModel& m, double s, bool dark) {
     for (const QPainterPath& bundle : t.bundles) p->drawPath(bundle);
   }
   double min_side = 1.0 / s;
-  for (const NodeSpec& n : m.nodes) {
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const NodeSpec& n = m.nodes[i];
     if (n.frame) continue;
     QRectF r = n.rect;
     if (r.width() < min_side) r.setWidth(min_side);
     if (r.height() < min_side) r.setHeight(min_side);
+    if (fills != nullptr && i < fills->size() && !(*fills)[i].empty()) {
+      FillStripes(p, r, (*fills)[i]);
+      continue;
+    }
     QColor fill = n.fill;
     if (fill.lightness() > 245) fill = dark ? QColor(0xCF, 0xD8, 0xDC) : QColor(0xB0, 0xBE, 0xC5);
     p->fillRect(r, fill);
@@ -357,9 +373,10 @@ class NodeItem final : public QGraphicsItem {
   void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
     double lod = Lod(painter);
     uint8_t state = scene_->node_state(index_);
-    if (state == 0 && lod < scene_->far_lod()) return;  // in the far image
+    // The far image has the colour mode's fills too.
+    if ((state & ~0x40) == 0 && lod < scene_->far_lod()) return;  // in the far image
     PaintNode(painter, scene_->model().nodes[index_], scene_->fonts(), state, lod, scene_->dark(),
-              scene_->text_cache(index_), scene_->heat(index_));
+              scene_->text_cache(index_), scene_->heat(index_), scene_->fill(index_));
   }
 
  protected:
@@ -519,7 +536,8 @@ std::shared_ptr<SceneModel> BuildSceneModel(const LayoutGraph& graph, const Layo
   return model;
 }
 
-FarImage RenderFarImage(const SceneModel& m, bool dark, int max_side, double max_pixels) {
+FarImage RenderFarImage(const SceneModel& m, bool dark, int max_side, double max_pixels,
+                        const NodeFills* fills) {
   FarImage far;
   double w = std::max(1.0, m.bounds.width()), h = std::max(1.0, m.bounds.height());
   double s = std::min({kFlatLod, max_side / w, max_side / h, std::sqrt(max_pixels / (w * h))});
@@ -532,7 +550,7 @@ FarImage RenderFarImage(const SceneModel& m, bool dark, int max_side, double max
     p.setRenderHint(QPainter::Antialiasing, true);
     p.scale(s, s);
     p.translate(-m.bounds.topLeft());
-    DrawFlat(&p, m, s, dark);
+    DrawFlat(&p, m, s, dark, fills);
   }
   far.image = std::move(img);
   far.scale = s;
@@ -544,12 +562,21 @@ FarImage RenderFarImage(const SceneModel& m, bool dark, int max_side, double max
 int BundleClass(int count) { return count <= 1 ? -1 : count < 4 ? 0 : count < 16 ? 1 : 2; }
 
 void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t state, double lod,
-               bool dark, std::vector<QStaticText>* cache, const QColor* heat) {
+               bool dark, std::vector<QStaticText>* cache, const QColor* heat,
+               const std::vector<QColor>* stripes) {
   const QRectF& r = n.rect;
   bool selected = state & 1;
   bool hovered = state & 2;
   const bool found = state & 0x20;
-  if (found) heat = &kSearchFill;
+  if (stripes != nullptr && stripes->empty()) stripes = nullptr;
+  if (found) {
+    heat = &kSearchFill;
+    stripes = nullptr;
+  }
+  if (stripes != nullptr && stripes->size() == 1) {
+    heat = &stripes->front();
+    stripes = nullptr;
+  }
   if (n.frame) {
     p->setRenderHint(QPainter::Antialiasing, lod > 0.3);
     QPen pen(selected ? kSelectColor : n.stroke);
@@ -585,6 +612,10 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
       double grow = 3 / std::max(lod, 0.01);
       p->fillRect(r.adjusted(-grow, -grow, grow, grow), selected ? kSelectColor : kHoverColor);
     }
+    if (stripes != nullptr) {
+      FillStripes(p, r, *stripes);
+      return;
+    }
     QColor fill = heat != nullptr ? *heat : n.fill;
     if (fill.lightness() > 245) fill = dark ? QColor(0xCF, 0xD8, 0xDC) : QColor(0xB0, 0xBE, 0xC5);
     p->fillRect(r, fill);
@@ -597,7 +628,24 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
   pen.setWidthF(width * std::clamp(lod, 1.0, 2.0));
   if (n.dashed) pen.setStyle(Qt::DashLine);
   p->setPen(pen);
-  p->setBrush(heat != nullptr ? *heat : n.fill);
+  if (stripes != nullptr) {
+    // One stripe per tuple element, inside the box's outline (drawn over them).
+    QPainterPath outline;
+    if (n.shape == graph::NodeShape::kEllipse) {
+      outline.addEllipse(r);
+    } else if (n.shape == graph::NodeShape::kBox) {
+      outline.addRect(r);
+    } else {
+      outline.addRoundedRect(r, 5, 5);
+    }
+    p->save();
+    p->setClipPath(outline, Qt::IntersectClip);
+    FillStripes(p, r, *stripes);
+    p->restore();
+    p->setBrush(Qt::NoBrush);
+  } else {
+    p->setBrush(heat != nullptr ? *heat : n.fill);
+  }
   switch (n.shape) {
     case graph::NodeShape::kEllipse:
       p->drawEllipse(r);
@@ -623,7 +671,9 @@ void PaintNode(QPainter* p, const NodeSpec& n, const LabelFonts& f, uint8_t stat
                 QPointF(badge.center().x(), badge.bottom() - 2));
   }
   if (lod * kLabelPixels < kMinTextPixels || n.lines.empty()) return;
-  p->setPen(found ? kSearchText : n.text);
+  // Colour-mode fills are pale: dark text reads on all of them.
+  const bool mode_fill = (state & 0x40) != 0;
+  p->setPen(found || mode_fill ? kSearchText : n.text);
   double line = (r.height() - 2 * kPadY) / static_cast<double>(n.lines.size());
   // Small text: the title alone (the other lines cannot be read yet and cost the most).
   size_t shown = lod * kLabelPixels < kFullLabelPixels ? 1 : n.lines.size();
@@ -853,6 +903,24 @@ void GraphScene::SetHeat(const std::vector<QColor>& colors) {
   }
 }
 
+void GraphScene::SetFills(NodeFills fills) {
+  fills.resize(node_state_.size());
+  bool any_before = false, any_now = false;
+  for (const auto& f : fills_) any_before = any_before || !f.empty();
+  for (const auto& f : fills) any_now = any_now || !f.empty();
+  if (!any_before && !any_now) return;
+  fills_ = std::move(fills);
+  ++fills_version_;
+  for (size_t n = 0; n < node_state_.size(); ++n) {
+    const bool has = !fills_[n].empty();
+    node_state_[n] = static_cast<uint8_t>((node_state_[n] & ~0x40) | (has ? 0x40 : 0));
+  }
+  // The far image has the old fills: items draw themselves until one with these comes.
+  far_ = FarImage();
+  far_lod_ = 0;
+  update();
+}
+
 std::vector<uint8_t> GraphScene::LastingNodeStates() const {
   std::vector<uint8_t> states(node_state_.size());
   for (size_t n = 0; n < states.size(); ++n) states[n] = node_state_[n] & ~0x03;
@@ -908,6 +976,7 @@ void GraphScene::SetDark(bool dark) {
 }
 
 void GraphScene::SetFarImage(FarImage far) {
+  if (far.fills_version != fills_version_) return;
   far_ = std::move(far);
   // Use it while it is no sharper than the view (below its own scale, and never above the level
   // where items start drawing text).
@@ -959,7 +1028,7 @@ void GraphScene::NodeDoubleClicked(int node) {
 
 void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFonts& fonts,
                      bool dark, double lod, const std::vector<uint8_t>* node_states,
-                     const std::vector<QColor>* heat) {
+                     const std::vector<QColor>* heat, const NodeFills* fills) {
   auto state_of = [&](size_t n) -> uint8_t {
     return node_states != nullptr && n < node_states->size() ? (*node_states)[n] : 0;
   };
@@ -978,7 +1047,10 @@ void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFont
   for (const EdgeSpec& e : model.edges) PaintEdge(painter, e, fonts, 0, lod, dark);
   for (size_t i = 0; i < model.nodes.size(); ++i) {
     const NodeSpec& n = model.nodes[i];
-    if (!n.frame) PaintNode(painter, n, fonts, state_of(i), lod, dark, nullptr, heat_of(i));
+    if (n.frame) continue;
+    const std::vector<QColor>* fill =
+        fills != nullptr && i < fills->size() && !(*fills)[i].empty() ? &(*fills)[i] : nullptr;
+    PaintNode(painter, n, fonts, state_of(i), lod, dark, nullptr, heat_of(i), fill);
   }
 }
 

@@ -130,10 +130,16 @@ std::shared_ptr<SceneModel> BuildSceneModel(const graph::LayoutGraph& graph,
 struct FarImage {
   QImage image;
   double scale = 0;
+  // The GraphScene::fills_version() it was drawn with.
+  uint64_t fills_version = 0;
 };
-// Renders it on any thread; at most `max_side` pixels a side and `max_pixels` in all.
+// A colour mode's fill of each node (e.g. by sharding): empty for none, one colour for the
+// whole box, several for equal vertical stripes from left to right (one per tuple element).
+using NodeFills = std::vector<std::vector<QColor>>;
+// Renders it on any thread; at most `max_side` pixels a side and `max_pixels` in all. `fills`
+// (optional, per node) replace the nodes' own colours.
 FarImage RenderFarImage(const SceneModel& model, bool dark, int max_side = 4096,
-                        double max_pixels = 12e6);
+                        double max_pixels = 12e6, const NodeFills* fills = nullptr);
 
 // The QGraphicsScene of one SceneModel. Items are created by PopulateSome() in time slices and
 // deleted by DepopulateSome() the same way.
@@ -177,6 +183,15 @@ class GraphScene : public QGraphicsScene {
   // and drawn by its item at every zoom.
   void SetSearchMatches(const std::vector<uint8_t>& matches);
   bool search_match(int node) const { return (node_state_[node] & 0x20) != 0; }
+  // Per node: a colour mode's fill (NodeFills), over any heat colour and under a search match.
+  // Unlike heat, the far image is redrawn with them (fills_version() says which fills it must
+  // have been drawn with; until one comes, items draw themselves).
+  void SetFills(NodeFills fills);
+  const std::vector<QColor>* fill(int node) const {
+    return (node_state_[node] & 0x40) != 0 ? &fills_[node] : nullptr;
+  }
+  const NodeFills& fills() const { return fills_; }
+  uint64_t fills_version() const { return fills_version_; }
   int hovered_node() const { return hovered_; }
   // The node states that outlast the pointer (diff marks, heat, search matches; not selection or
   // hover), and the heat colours (empty or per node), for drawing the graph into a file.
@@ -191,7 +206,7 @@ class GraphScene : public QGraphicsScene {
   bool dark() const { return dark_; }
 
   // Far zoom: below far_lod() items leave their drawing to the far image (unless highlighted)
-  // and the canvas draws DrawFar() as background.
+  // and the canvas draws DrawFar() as background. An image drawn with other fills is ignored.
   void SetFarImage(FarImage far);
   double far_lod() const { return exporting_ ? 0 : far_lod_; }
   // While exporting (render() into a file) every item draws itself at any scale.
@@ -225,9 +240,12 @@ class GraphScene : public QGraphicsScene {
   size_t next_tile_ = 0;
   bool populated_ = false;
   std::vector<std::vector<QStaticText>> text_cache_;
-  // bit 0 selected, bit 1 hovered, bits 2-3 diff mark, bit 4 heat colour, bit 5 search match
+  // bit 0 selected, bit 1 hovered, bits 2-3 diff mark, bit 4 heat colour, bit 5 search match,
+  // bit 6 a colour mode's fill
   std::vector<uint8_t> node_state_;
   std::vector<QColor> heat_;
+  NodeFills fills_;
+  uint64_t fills_version_ = 0;
   std::vector<uint8_t> edge_state_;
   std::vector<int> selected_;
   int hovered_ = -1;
@@ -247,21 +265,23 @@ QColor DiffMarkColor(int mark);
 
 // How items draw themselves at level of detail `lod` (scene units to pixels). `text_cache`
 // (optional) keeps the node's laid-out label lines between paints; `heat` (optional) replaces
-// the node's fill.
+// the node's fill, and `fill` (optional: one colour, or stripes) replaces both.
 void PaintNode(QPainter* painter, const NodeSpec& node, const LabelFonts& fonts, uint8_t state,
                double lod, bool dark, std::vector<QStaticText>* text_cache = nullptr,
-               const QColor* heat = nullptr);
+               const QColor* heat = nullptr, const std::vector<QColor>* fill = nullptr);
 // The edge's label, and when highlighted (state != 0) its whole curve and arrowhead.
 void PaintEdge(QPainter* painter, const EdgeSpec& edge, const LabelFonts& fonts, uint8_t state,
                double lod, bool dark);
 void PaintTile(QPainter* painter, const EdgeTile& tile, double lod, bool dark);
 // The whole model as the scene's items draw it when exporting (cluster frames, edges, edge
 // labels, nodes; every label at full detail), in scene coordinates, with each node's state
-// (GraphScene::node_state bits; null: none) and heat colour (null or invalid: none). Any thread:
-// it reads only what it is given and `fonts`, which must have been made on the calling thread.
+// (GraphScene::node_state bits; null: none), heat colour (null or invalid: none) and colour
+// mode fill (null or empty: none). Any thread: it reads only what it is given and `fonts`,
+// which must have been made on the calling thread.
 void PaintSceneModel(QPainter* painter, const SceneModel& model, const LabelFonts& fonts,
                      bool dark, double lod, const std::vector<uint8_t>* node_states = nullptr,
-                     const std::vector<QColor>* heat = nullptr);
+                     const std::vector<QColor>* heat = nullptr,
+                     const NodeFills* fills = nullptr);
 
 }  // namespace hlowb::viewer::gv
 

@@ -12,6 +12,7 @@
 #include <QCoreApplication>
 
 #include <QPointer>
+#include <QResizeEvent>
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -58,6 +59,7 @@
 #include "viewer/graph/graphviz_layout.h"
 #include "viewer/graph/hlo_graph.h"
 #include "viewer/graph/layout_job.h"
+#include "viewer/graph/sharding_info.h"
 
 namespace hlowb::viewer {
 namespace {
@@ -520,6 +522,107 @@ class HeatLegend : public QWidget {
   GraphView* view_;
 };
 
+// The sharding colours' legend under the graph: a bold title, then a bordered swatch and the
+// meaning of each colour drawn, wrapped into as many rows as the width needs, then a note.
+class ShardingLegendBar : public QWidget {
+ public:
+  explicit ShardingLegendBar(QWidget* parent) : QWidget(parent) {
+    QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    policy.setHeightForWidth(true);
+    setSizePolicy(policy);
+  }
+  void SetContent(const QString& title, std::vector<GraphView::LegendEntry> entries,
+                  const QString& note) {
+    title_ = title;
+    entries_ = std::move(entries);
+    note_ = note;
+    QStringList lines;
+    for (const GraphView::LegendEntry& e : entries_) lines << e.text;
+    setToolTip(lines.join(QLatin1Char('\n')));
+    updateGeometry();
+    update();
+  }
+  // "Sharding: a | b | c — note".
+  QString Text() const {
+    QStringList items;
+    for (const GraphView::LegendEntry& e : entries_) items << e.text;
+    QString text = title_ + QStringLiteral(": ") + items.join(QStringLiteral(" | "));
+    if (!note_.isEmpty()) text += QStringLiteral(" \u2014 ") + note_;
+    return text;
+  }
+  bool hasHeightForWidth() const override { return true; }
+  int heightForWidth(int width) const override { return Layout(width, nullptr); }
+  QSize sizeHint() const override {
+    const int w = width() > 0 ? width() : 600;
+    return QSize(w, heightForWidth(w));
+  }
+  QSize minimumSizeHint() const override { return QSize(0, heightForWidth(width())); }
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.fillRect(rect(), palette().color(QPalette::Window));
+    Layout(width(), &p);
+  }
+  void resizeEvent(QResizeEvent* event) override {
+    QWidget::resizeEvent(event);
+    if (heightForWidth(width()) != height()) updateGeometry();
+  }
+
+ private:
+  // Places the items in rows `width` wide; paints them when `p` is set. Returns the height.
+  int Layout(int width, QPainter* p) const {
+    const QFontMetrics fm(font());
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics bfm(bold);
+    const int row = std::max(fm.height(), 14) + 4;
+    const int swatch = fm.height() - 4;
+    int x = 6, y = 2;
+    auto place = [&](int w) {
+      if (x > 6 && x + w > width - 6) {
+        x = 6;
+        y += row;
+      }
+      const QPoint at(x, y);
+      x += w;
+      return at;
+    };
+    const QPoint title_at = place(bfm.horizontalAdvance(title_) + 12);
+    if (p != nullptr) {
+      p->setFont(bold);
+      p->setPen(palette().color(QPalette::WindowText));
+      p->drawText(QRect(title_at, QSize(bfm.horizontalAdvance(title_) + 4, row)),
+                  Qt::AlignVCenter, title_);
+      p->setFont(font());
+    }
+    for (const GraphView::LegendEntry& e : entries_) {
+      const int text_w = fm.horizontalAdvance(e.text);
+      const QPoint at = place(swatch + 6 + text_w + 14);
+      if (p == nullptr) continue;
+      const QRect box(at.x(), at.y() + (row - swatch) / 2, swatch, swatch);
+      p->fillRect(box, e.color);
+      p->setPen(palette().color(QPalette::Mid));
+      p->drawRect(box.adjusted(0, 0, -1, -1));
+      p->setPen(palette().color(QPalette::WindowText));
+      p->drawText(QRect(at.x() + swatch + 6, at.y(), text_w + 4, row), Qt::AlignVCenter, e.text);
+    }
+    if (!note_.isEmpty()) {
+      const QPoint at = place(fm.horizontalAdvance(note_) + 8);
+      if (p != nullptr) {
+        p->setPen(palette().color(QPalette::WindowText));
+        p->drawText(QRect(at, QSize(fm.horizontalAdvance(note_) + 4, row)), Qt::AlignVCenter,
+                    note_);
+      }
+    }
+    return y + row + 2;
+  }
+
+  QString title_;
+  std::vector<GraphView::LegendEntry> entries_;
+  QString note_;
+};
+
 class PaletteWatcher : public QObject {
  public:
   PaletteWatcher(QObject* parent, std::function<void()> changed)
@@ -541,6 +644,7 @@ struct ExportPicture {
   std::shared_ptr<const gv::SceneModel> model;
   std::vector<uint8_t> states;
   std::vector<QColor> heat;
+  gv::NodeFills fills;
   bool dark = false;
   QColor background;
   QString font;
@@ -553,6 +657,7 @@ ExportPicture MakeExportPicture(const gv::GraphScene& scene, const QColor& backg
   p.model = scene.model_ptr();
   p.states = scene.LastingNodeStates();
   p.heat = scene.heat_colors();
+  p.fills = scene.fills();
   p.dark = scene.dark();
   p.background = background;
   p.font = font;
@@ -589,6 +694,27 @@ class GraphView::Impl {
   std::unordered_set<const Instruction*> search_matches;
   QWidget* heat_legend = nullptr;
   QString heat_title, heat_low, heat_high;
+  // Colour by sharding: the colouring of `sharding_for` (computed on the pool), drawn as node
+  // fills with a legend under the graph.
+  void StartShardingColoring();
+  void OnShardingColoring(uint64_t g, std::shared_ptr<const Module> m,
+                          std::shared_ptr<const graph::ShardingColoring> coloring);
+  bool ShardingReady() const {
+    return sharding != nullptr && module != nullptr && sharding_for.lock() == module;
+  }
+  // Fills the nodes of `s` (laid out from `prep`) by sharding; an op_name scope box shows the
+  // shardings inside it. Remembers the legend entries drawn.
+  void ApplySharding(gv::GraphScene* s, const Prepared* prep);
+  // Legend entries drawn in `scene` and in `staging` (non-zero: drawn).
+  std::vector<char> sharding_used, staging_sharding_used;
+  void UpdateShardingLegend();
+  bool color_sharding = false;
+  std::shared_ptr<const graph::ShardingColoring> sharding;
+  std::weak_ptr<const Module> sharding_for;
+  uint64_t sharding_gen = 0;
+  ShardingLegendBar* sharding_legend = nullptr;
+  // Renders the far-zoom picture of `s` (with its fills) on the pool, for large scenes.
+  void RequestFarImage(gv::GraphScene* s);
   std::shared_ptr<const std::vector<GraphView::RemovedGhost>> ghosts;
   void OnFarImage(uint64_t gen, std::shared_ptr<const gv::SceneModel> model,
                   std::shared_ptr<gv::FarImage> far);
@@ -725,6 +851,10 @@ GraphView::Impl::Impl(GraphView* view) : q(view) {
   heat_legend->setObjectName(QStringLiteral("heatLegend"));
   heat_legend->setVisible(false);
   layout->addWidget(heat_legend);
+  sharding_legend = new ShardingLegendBar(q);
+  sharding_legend->setObjectName(QStringLiteral("shardingLegend"));
+  sharding_legend->setVisible(false);
+  layout->addWidget(sharding_legend);
   canvas->on_painted = [this] {
     if (await_first_paint && scene && canvas->scene() == scene) {
       await_first_paint = false;
@@ -933,25 +1063,36 @@ void GraphView::Impl::OnModel(uint64_t g, std::shared_ptr<const Prepared> prep,
   ApplyDiffMarks(staging);
   ApplyHeat(staging);
   ApplySearchMatches(staging);
+  ApplySharding(staging, prep.get());
   staging_prep = std::move(prep);
   gv::GraphScene* s = staging;
   QTimer::singleShot(0, q, [this, s] { PopulateTick(s); });
+  RequestFarImage(s);
+}
+
+void GraphView::Impl::RequestFarImage(gv::GraphScene* s) {
   // The far-zoom picture, for graphs whose every-item paint would be slow (not for an early
   // picture: the refined one follows soon).
-  if (!s->model().partial &&
-      s->model().nodes.size() + s->model().edges.size() >= kFarImageMinItems) {
-    std::shared_ptr<const gv::SceneModel> m = s->model_ptr();
-    std::shared_ptr<Bridge> b = bridge;
-    Impl* self = this;
-    bool dark = Dark();
-    pool.start([b, self, g, m, dark] {
-      LowerThisThreadPriority();
-      if (b->latest.load() != g) return;
-      TraceScope trace("worker: far image");
-      auto far = std::make_shared<gv::FarImage>(gv::RenderFarImage(*m, dark));
-      b->Post([self, g, m, far] { self->OnFarImage(g, m, far); });
-    });
+  if (s == nullptr || s->model().partial ||
+      s->model().nodes.size() + s->model().edges.size() < kFarImageMinItems) {
+    return;
   }
+  const uint64_t g = gen;
+  std::shared_ptr<const gv::SceneModel> m = s->model_ptr();
+  std::shared_ptr<Bridge> b = bridge;
+  Impl* self = this;
+  bool dark = Dark();
+  auto fills = std::make_shared<const gv::NodeFills>(s->fills());
+  const uint64_t version = s->fills_version();
+  pool.start([b, self, g, m, dark, fills, version] {
+    LowerThisThreadPriority();
+    if (b->latest.load() != g) return;
+    TraceScope trace("worker: far image");
+    auto far = std::make_shared<gv::FarImage>(
+        gv::RenderFarImage(*m, dark, 4096, 12e6, fills->empty() ? nullptr : fills.get()));
+    far->fills_version = version;
+    b->Post([self, g, m, far] { self->OnFarImage(g, m, far); });
+  });
 }
 
 void GraphView::Impl::ApplyDiffMarks(gv::GraphScene* s) {
@@ -993,6 +1134,157 @@ void GraphView::Impl::ApplyHeat(gv::GraphScene* s) {
   s->SetHeat(colors);
 }
 
+QColor GraphView::ShardingColor(graph::ShardingKind kind, int slot) {
+  // Tiled shardings: distinct hues, pale enough for dark text, none shared with the fixed kinds.
+  static const QRgb kTiled[] = {0x64B5F6, 0xFFB74D, 0x4DD0E1, 0xF06292, 0xDCE775, 0x7986CB,
+                                0xFF8A65, 0x4DB6AC, 0xF8BBD0, 0xC5E1A5, 0xFFD54F, 0x9FA8DA};
+  switch (kind) {
+    case graph::ShardingKind::kNone: return QColor(0xEC, 0xEF, 0xF1);
+    case graph::ShardingKind::kReplicated: return QColor(0x81, 0xC7, 0x84);
+    case graph::ShardingKind::kMaximal: return QColor(0xBA, 0x68, 0xC8);
+    case graph::ShardingKind::kManual: return QColor(0xA1, 0x88, 0x7F);
+    case graph::ShardingKind::kUnknown: return QColor(0x90, 0xA4, 0xAE);
+    case graph::ShardingKind::kUnreduced: return QColor(0xFF, 0xF5, 0x9D);
+    case graph::ShardingKind::kUndecoded: return QColor(0xBD, 0xBD, 0xBD);
+    case graph::ShardingKind::kInvalid: return QColor(0xE5, 0x73, 0x73);
+    case graph::ShardingKind::kTuple: return QColor(0xEC, 0xEF, 0xF1);
+    case graph::ShardingKind::kTiled:
+    case graph::ShardingKind::kPartiallyReplicated: {
+      constexpr int n = static_cast<int>(sizeof(kTiled) / sizeof(kTiled[0]));
+      const QColor base = QColor::fromRgb(kTiled[std::max(slot, 0) % n]);
+      // Past the palette, the colours come round again a little darker.
+      return std::max(slot, 0) >= n ? base.darker(100 + 15 * (slot / n)) : base;
+    }
+  }
+  return QColor(0xEC, 0xEF, 0xF1);
+}
+
+void GraphView::Impl::StartShardingColoring() {
+  const uint64_t g = ++sharding_gen;
+  if (!color_sharding || !module) {
+    const uint64_t version = scene != nullptr ? scene->fills_version() : 0;
+    ApplySharding(scene, shown.get());
+    ApplySharding(staging, staging_prep.get());
+    UpdateShardingLegend();
+    // The far image had the fills just removed.
+    if (scene != nullptr && scene->fills_version() != version) RequestFarImage(scene);
+    return;
+  }
+  if (ShardingReady()) {
+    OnShardingColoring(g, module, sharding);
+    return;
+  }
+  UpdateShardingLegend();
+  std::shared_ptr<const Module> m = module;
+  std::shared_ptr<Bridge> b = bridge;
+  Impl* self = this;
+  pool.start([b, self, g, m] {
+    LowerThisThreadPriority();
+    TraceScope trace("worker: sharding colours");
+    auto coloring = std::make_shared<const graph::ShardingColoring>(graph::ColorBySharding(*m));
+    b->Post([self, g, m, coloring] { self->OnShardingColoring(g, m, coloring); });
+  });
+}
+
+void GraphView::Impl::OnShardingColoring(uint64_t g, std::shared_ptr<const Module> m,
+                                         std::shared_ptr<const graph::ShardingColoring> coloring) {
+  if (g != sharding_gen || m != module) return;
+  TraceScope trace("apply sharding colours");
+  sharding = std::move(coloring);
+  sharding_for = m;
+  ApplySharding(scene, shown.get());
+  ApplySharding(staging, staging_prep.get());
+  UpdateShardingLegend();
+  RequestFarImage(scene);
+}
+
+void GraphView::Impl::ApplySharding(gv::GraphScene* s, const Prepared* prep) {
+  if (s == nullptr) return;
+  std::vector<char>& used = s == scene ? sharding_used : staging_sharding_used;
+  used.clear();
+  gv::NodeFills fills;
+  if (color_sharding && ShardingReady()) {
+    const gv::SceneModel& model = s->model();
+    fills.resize(model.nodes.size());
+    used.assign(sharding->entries.size(), 0);
+    const std::vector<int> none = {0};
+    auto entries_of = [&](const Instruction* instruction) -> const std::vector<int>& {
+      auto it = sharding->of.find(instruction);
+      return it != sharding->of.end() ? it->second : none;
+    };
+    const graph::HloGraph* hlo = prep != nullptr ? prep->hlo.get() : nullptr;
+    const graph::ScopeGrouping* grouping = hlo != nullptr ? hlo->grouping() : nullptr;
+    // The distinct shardings inside a scope box (nested boxes too), in legend order; "no
+    // sharding" only when nothing inside has one.
+    auto box_entries = [&](int box) {
+      std::vector<char> seen(sharding->entries.size(), 0);
+      std::vector<int> stack = {box};
+      const LayoutGraph& flat = *hlo->ungrouped();
+      while (!stack.empty()) {
+        const graph::ScopeBox& b = grouping->boxes()[stack.back()];
+        stack.pop_back();
+        for (int v : b.members) {
+          if (v < 0 || v >= static_cast<int>(flat.nodes.size())) continue;
+          const graph::HloNodeInfo* info = hlo->info(flat.nodes[v].tag);
+          if (info == nullptr || info->instruction == nullptr) continue;
+          for (int e : entries_of(info->instruction)) seen[e] = 1;
+        }
+        stack.insert(stack.end(), b.boxes.begin(), b.boxes.end());
+      }
+      std::vector<int> out;
+      for (size_t e = 1; e < seen.size(); ++e) {
+        if (seen[e]) out.push_back(static_cast<int>(e));
+      }
+      if (out.empty()) out.push_back(0);
+      return out;
+    };
+    for (size_t n = 0; n < model.nodes.size(); ++n) {
+      const gv::NodeSpec& node = model.nodes[n];
+      if (node.frame || node.port || node.role == graph::HloNodeRole::kRemoved) continue;
+      std::vector<int> entries;
+      if (node.role == graph::HloNodeRole::kGroup) {
+        const int box = grouping != nullptr ? grouping->FindBox(node.path.toStdString()) : -1;
+        if (box < 0) continue;
+        entries = box_entries(box);
+      } else if (node.instruction != nullptr) {
+        entries = entries_of(node.instruction);
+      } else {
+        continue;
+      }
+      std::vector<QColor>& colors = fills[n];
+      int last = -1;
+      for (int e : entries) {
+        if (e == last) continue;  // equal neighbours make one wider stripe
+        last = e;
+        used[e] = 1;
+        const graph::ShardingLegendEntry& entry = sharding->entries[e];
+        colors.push_back(GraphView::ShardingColor(entry.kind, entry.slot));
+        if (colors.size() == 12) break;  // thinner stripes could not be told apart
+      }
+    }
+  }
+  s->SetFills(std::move(fills));
+}
+
+void GraphView::Impl::UpdateShardingLegend() {
+  TraceScope trace("sharding legend");
+  if (!color_sharding) {
+    sharding_legend->setVisible(false);
+    return;
+  }
+  sharding_legend->setVisible(true);
+  if (!ShardingReady()) {
+    sharding_legend->SetContent(GraphView::tr("Sharding"), {}, GraphView::tr("computing…"));
+    return;
+  }
+  QString note;
+  if (sharding->partitioning.per_partition_program) {
+    note = GraphView::tr("per-partition program (%1 partitions): each shape is one partition's")
+               .arg(sharding->partitioning.num_partitions);
+  }
+  sharding_legend->SetContent(GraphView::tr("Sharding"), q->ShardingLegend(), note);
+}
+
 void GraphView::Impl::OnFarImage(uint64_t g, std::shared_ptr<const gv::SceneModel> model,
                                  std::shared_ptr<gv::FarImage> far) {
   if (g != gen) return;
@@ -1024,6 +1316,8 @@ void GraphView::Impl::Swap() {
   scene = staging;
   staging = nullptr;
   shown = std::move(staging_prep);
+  sharding_used = std::move(staging_sharding_used);
+  staging_sharding_used.clear();
   partial_gen = partial ? gen : 0;
   if (!partial) {
     pending.reset();
@@ -1034,6 +1328,7 @@ void GraphView::Impl::Swap() {
   canvas->setScene(scene);
   canvas->overview()->setScene(scene);
   canvas->overview()->SetModel(scene->model_ptr());
+  if (color_sharding) UpdateShardingLegend();
   Highlight();
   PositionView();
   if (first_frame_gen != gen) await_first_paint = true;
@@ -1347,8 +1642,10 @@ void GraphView::SetComputation(std::shared_ptr<const Module> module,
   // The old picture stays until the new one is drawn, but inert: its instructions belong to
   // what is being replaced.
   if (!same && d.scene) d.scene->set_callbacks({});
+  const bool new_module = module != d.module;
   d.module = std::move(module);
   d.comp = computation;
+  if (new_module && d.color_sharding) d.StartShardingColoring();
   if (!same) {
     d.index = BuildIndex(*computation);
     d.base.reset();
@@ -1383,6 +1680,10 @@ void GraphView::Clear() {
   d.index.reset();
   d.module.reset();
   d.comp = nullptr;
+  ++d.sharding_gen;
+  d.sharding.reset();
+  d.sharding_for.reset();
+  d.UpdateShardingLegend();
   d.selected = d.center = d.from = d.to = d.reveal = nullptr;
   d.expanded.clear();
   d.mode = Mode::kAuto;
@@ -1569,7 +1870,8 @@ absl::Status WriteGraphImage(const ExportPicture& picture, const QString& path, 
     }
     painter.fillRect(QRectF(QPointF(0, 0), src.size()), background);
     painter.translate(-src.topLeft());
-    gv::PaintSceneModel(&painter, model, fonts, dark, 1.0, &picture.states, &picture.heat);
+    gv::PaintSceneModel(&painter, model, fonts, dark, 1.0, &picture.states, &picture.heat,
+                        &picture.fills);
     painter.end();
     if (QFileInfo(path).size() <= 0) {
       return absl::InternalError("the SVG file '" + path.toStdString() + "' was not written");
@@ -1591,7 +1893,8 @@ absl::Status WriteGraphImage(const ExportPicture& picture, const QString& path, 
     painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     painter.scale(s, s);
     painter.translate(-src.topLeft());
-    gv::PaintSceneModel(&painter, model, fonts, dark, s, &picture.states, &picture.heat);
+    gv::PaintSceneModel(&painter, model, fonts, dark, s, &picture.states, &picture.heat,
+                        &picture.fills);
   }
   if (!image.save(path, "PNG")) {
     return absl::PermissionDeniedError("cannot write the PNG file '" + path.toStdString() +
@@ -1872,6 +2175,50 @@ QRectF GraphView::NodeSceneRect(const Instruction* instruction) const {
 }
 
 QGraphicsView* GraphView::graphicsView() const { return impl_->canvas; }
+
+void GraphView::SetColorBySharding(bool on) {
+  TraceScope trace("SetColorBySharding");
+  Impl& d = *impl_;
+  if (on == d.color_sharding) return;
+  d.color_sharding = on;
+  d.StartShardingColoring();
+}
+
+bool GraphView::color_by_sharding() const { return impl_->color_sharding; }
+
+bool GraphView::ShardingColoringReady() const {
+  const Impl& d = *impl_;
+  return d.color_sharding && d.ShardingReady();
+}
+
+std::vector<QColor> GraphView::ShardingColorsOf(const Instruction* instruction) const {
+  const Impl& d = *impl_;
+  if (d.scene == nullptr) return {};
+  auto it = d.scene->model().by_instruction.find(instruction);
+  if (it == d.scene->model().by_instruction.end()) return {};
+  for (int n : it->second) {
+    if (const std::vector<QColor>* f = d.scene->fill(n)) return *f;
+  }
+  return {};
+}
+
+std::vector<GraphView::LegendEntry> GraphView::ShardingLegend() const {
+  const Impl& d = *impl_;
+  std::vector<LegendEntry> out;
+  if (!d.color_sharding || !d.ShardingReady() || d.scene == nullptr) return out;
+  // The entries of the drawn nodes, in the colouring's order.
+  for (size_t e = 0; e < d.sharding_used.size() && e < d.sharding->entries.size(); ++e) {
+    if (!d.sharding_used[e]) continue;
+    const graph::ShardingLegendEntry& entry = d.sharding->entries[e];
+    out.push_back({ShardingColor(entry.kind, entry.slot), QString::fromStdString(entry.label)});
+  }
+  return out;
+}
+
+QString GraphView::ShardingLegendText() const {
+  const Impl& d = *impl_;
+  return d.sharding_legend->isHidden() ? QString() : d.sharding_legend->Text();
+}
 
 void GraphView::SetOverviewVisible(bool visible) {
   impl_->overview_enabled = visible;

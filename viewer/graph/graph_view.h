@@ -12,6 +12,7 @@
 #ifndef HLOWB_VIEWER_GRAPH_GRAPH_VIEW_H_
 #define HLOWB_VIEWER_GRAPH_GRAPH_VIEW_H_
 
+#include <QColor>
 #include <QRectF>
 #include <QString>
 #include <QWidget>
@@ -25,6 +26,7 @@
 #include "core/ir/computation.h"
 #include "core/ir/instruction.h"
 #include "core/ir/module.h"
+#include "viewer/graph/sharding_info.h"
 
 class QGraphicsView;
 
@@ -167,6 +169,27 @@ class GraphView : public QWidget {
   // The canvas (for tests, screenshots and the window's context menus).
   QGraphicsView* graphicsView() const;
   void SetOverviewVisible(bool visible);
+
+  // Colour by sharding (graph/sharding_info.h): every drawn instruction is filled by what its
+  // sharding= says — replicated, maximal (one hue; the tooltip names the device), each distinct
+  // tiled or partially replicated grid and device order its own hue, manual, unknown, invalid,
+  // none — a tuple sharding as one stripe per element; a legend under the graph lists the
+  // colours of the drawn nodes. The colouring is computed for the whole module on a worker
+  // thread, again when another module is shown; it lasts until turned off.
+  void SetColorBySharding(bool on);
+  bool color_by_sharding() const;
+  // On, and the shown module's colouring is drawn (false while it is computed).
+  bool ShardingColoringReady() const;
+  // The colours drawn for an instruction's node: one, or one per stripe; empty when none.
+  std::vector<QColor> ShardingColorsOf(const Instruction* instruction) const;
+  struct LegendEntry {
+    QColor color;
+    QString text;
+  };
+  std::vector<LegendEntry> ShardingLegend() const;
+  // The legend as shown ("Sharding: a | b — note"); empty when hidden.
+  QString ShardingLegendText() const;
+  static QColor ShardingColor(graph::ShardingKind kind, int slot);
 
  signals:
   // The first frame painted after a layout was applied; `seconds` since the request.

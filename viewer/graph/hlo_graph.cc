@@ -89,6 +89,13 @@ std::string NodeTooltip(const Instruction& instr, CostModel& costs) {
       if (md->source_line > 0) StrAppend(&t, ":", md->source_line);
     }
   }
+  if (const Sharding* sharding = instr.sharding()) {
+    // Without its metadata, which repeats the instruction's; a maximal one names its device.
+    Sharding bare = *sharding;
+    bare.metadata.clear();
+    for (Sharding& e : bare.tuple_elements) e.metadata.clear();
+    StrAppend(&t, "\nsharding: ", Truncate(PrintSharding(bare), 200));
+  }
   const Cost cost = costs.InstructionCost(instr);
   StrAppend(&t, "\ncost: ", CountMagnitude(cost.flops), " flops");
   if (cost.transcendentals > 0) {

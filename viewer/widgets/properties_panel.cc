@@ -29,6 +29,7 @@
 #include "core/ir/opcode.h"
 #include "core/ir/primitive_type.h"
 #include "core/text/printer.h"
+#include "viewer/graph/sharding_info.h"
 
 namespace hlowb::viewer {
 namespace {
@@ -156,6 +157,10 @@ class PropertiesPanel::Impl {
                         const QString& plain_key, const QString& extra = QString());
   QTreeWidgetItem* Block(QTreeWidgetItem* section, const QString& plain_key, const QString& text);
   void AddMetadata(const Instruction& instr);
+  void AddSharding(const Instruction& instr);
+  // Rows of one decoded sharding under `parent`; plain keys start with `prefix`.
+  void AddDecodedSharding(QTreeWidgetItem* parent, const graph::DecodedSharding& d,
+                          const QString& prefix);
   void AddStackFrames(QTreeWidgetItem* section, int32_t frame_id);
   void Activate(QTreeWidgetItem* item);
   QString ItemLine(const QTreeWidgetItem* item) const;
@@ -166,6 +171,9 @@ class PropertiesPanel::Impl {
   const Instruction* instruction = nullptr;
   QString ghost_status;  // non-empty: `instruction` is a removed one, from another state
   std::unique_ptr<CostModel> cost_model;  // per module (caches computation totals)
+  // Whether `module` is a per-partition program (computed once per module).
+  const Module* partitioning_of = nullptr;
+  graph::ModulePartitioning partitioning;
   QSet<QString> collapsed;                // section titles the user collapsed
   bool rebuilding = false;
 };
@@ -343,6 +351,164 @@ void PropertiesPanel::Impl::AddMetadata(const Instruction& instr) {
   }
 }
 
+void PropertiesPanel::Impl::AddDecodedSharding(QTreeWidgetItem* parent,
+                                               const graph::DecodedSharding& d,
+                                               const QString& prefix) {
+  using graph::ShardingKind;
+  auto row = [&](const QString& key, const QString& value) {
+    return Row(parent, key, value, prefix + key);
+  };
+  auto join = [](const std::vector<int64_t>& v) {
+    QStringList parts;
+    for (int64_t x : v) parts << QString::number(x);
+    return parts.join(QLatin1Char(','));
+  };
+  row(QStringLiteral("kind"), Q(graph::ShardingKindName(d.kind)));
+  if (d.kind == ShardingKind::kInvalid) {
+    QTreeWidgetItem* error = row(QStringLiteral("error"), Q(d.error));
+    error->setForeground(1, QColor(0xC6, 0x28, 0x28));
+    return;
+  }
+  if (d.kind == ShardingKind::kUndecoded) {
+    row(QStringLiteral("form"),
+        PropertiesPanel::tr("not decoded by this version: %1").arg(Q(d.text)));
+    return;
+  }
+  if (d.kind == ShardingKind::kTuple) {
+    row(QStringLiteral("elements"), QString::number(d.elements.size()));
+    for (size_t i = 0; i < d.elements.size(); ++i) {
+      const graph::DecodedSharding& e = d.elements[i];
+      const QString key = QStringLiteral("element %1").arg(i);
+      QTreeWidgetItem* item = Row(parent, key, Q(e.text), prefix + key);
+      AddDecodedSharding(item, e, prefix + key + QLatin1Char(' '));
+      item->setExpanded(d.elements.size() <= 8);
+    }
+    return;
+  }
+  switch (d.kind) {
+    case ShardingKind::kReplicated:
+      row(QStringLiteral("meaning"), PropertiesPanel::tr("every device holds all of it"));
+      break;
+    case ShardingKind::kMaximal:
+      row(QStringLiteral("device"), QString::number(d.device));
+      row(QStringLiteral("meaning"),
+          PropertiesPanel::tr("device %1 holds all of it").arg(d.device));
+      break;
+    case ShardingKind::kManual:
+      row(QStringLiteral("meaning"),
+          PropertiesPanel::tr("partitioned by the program itself: each device holds its own data "
+                              "of this shape"));
+      break;
+    case ShardingKind::kUnknown:
+      row(QStringLiteral("meaning"),
+          PropertiesPanel::tr("left for sharding propagation to decide"));
+      break;
+    case ShardingKind::kUnreduced:
+      row(QStringLiteral("meaning"),
+          PropertiesPanel::tr("each device holds a partial result not yet reduced"));
+      break;
+    default:
+      break;
+  }
+  if (d.kind == ShardingKind::kTiled || d.kind == ShardingKind::kPartiallyReplicated) {
+    QStringList per_dim;
+    for (size_t i = 0; i < d.data_tiles.size(); ++i) {
+      per_dim << PropertiesPanel::tr("dimension %1 in %2").arg(i).arg(d.data_tiles[i]);
+    }
+    const QString split =
+        per_dim.isEmpty()
+            ? QString()
+            : QStringLiteral(" (") + per_dim.join(QStringLiteral(", ")) + QLatin1Char(')');
+    row(QStringLiteral("tile grid"), QStringLiteral("[%1]%2").arg(join(d.grid), split));
+    if (!d.subgroups.empty()) {
+      QStringList groups;
+      for (const graph::ShardingSubgroup& g : d.subgroups) {
+        const char* name = g.type == SubgroupType::kReplicated ? "replicated"
+                           : g.type == SubgroupType::kManual   ? "manual"
+                           : g.type == SubgroupType::kUnreduced ? "unreduced"
+                                                               : "maximal";
+        groups << QStringLiteral("%1 \u00d7%2").arg(QLatin1String(name)).arg(g.size);
+      }
+      row(QStringLiteral("subgroups"), groups.join(QStringLiteral(", ")));
+    }
+    if (d.last_tile_dim_replicate) {
+      row(QStringLiteral("last_tile_dim_replicate"),
+          PropertiesPanel::tr("true: the last grid dimension (%1) replicates each tile")
+              .arg(d.grid.back()));
+    }
+    if (!d.iota.empty()) {
+      row(QStringLiteral("iota"), Q(d.iota));
+      row(QStringLiteral("iota means"), Q(d.iota_meaning));
+    }
+    row(QStringLiteral("devices"), QString::number(d.num_devices));
+    if (d.replication > 1) {
+      row(QStringLiteral("replication"),
+          PropertiesPanel::tr("each tile on %1 devices").arg(d.replication));
+    }
+    if (d.devices.empty()) {
+      row(QStringLiteral("device list"),
+          PropertiesPanel::tr("%1 devices: too many to list").arg(d.num_devices));
+    } else {
+      QString list = join(d.devices);
+      if (d.devices.size() > 1024) {
+        list = join(std::vector<int64_t>(d.devices.begin(), d.devices.begin() + 1024)) +
+               PropertiesPanel::tr(",\u2026 (%1 in all)").arg(d.devices.size());
+      }
+      row(QStringLiteral("device list"), list);
+      // Which devices hold each tile of the data.
+      constexpr size_t kMaxTiles = 64;
+      const std::vector<graph::ShardingTile> tiles = graph::ShardingTiles(d, kMaxTiles);
+      int64_t tile_count = 1;
+      for (int64_t t : d.data_tiles) tile_count *= t;
+      QTreeWidgetItem* grid = row(QStringLiteral("device grid"),
+                                  PropertiesPanel::tr("%1 tiles").arg(tile_count));
+      for (const graph::ShardingTile& t : tiles) {
+        const QString key = QStringLiteral("tile [%1]").arg(join(t.index));
+        const QString holders = t.devices.size() == 1 ? PropertiesPanel::tr("device %1")
+                                                       : PropertiesPanel::tr("devices %1");
+        Row(grid, key, holders.arg(join(t.devices)), prefix + key);
+      }
+      if (tile_count > static_cast<int64_t>(tiles.size())) {
+        const int64_t more = tile_count - static_cast<int64_t>(tiles.size());
+        Row(grid, QStringLiteral("\u2026"), PropertiesPanel::tr("%1 more tiles").arg(more),
+            prefix + QStringLiteral("more tiles"));
+      }
+      grid->setExpanded(tiles.size() <= 16);
+    }
+  }
+  if (!d.full_shape.empty()) {
+    row(QStringLiteral("per-partition shape"), Q(d.shard_shape));
+    if (d.full_shape != d.shard_shape) row(QStringLiteral("full shape"), Q(d.full_shape));
+  } else if (!d.shard_shape.empty()) {
+    row(QStringLiteral("per-device shape"), Q(d.shard_shape));
+    if (!d.padding.empty()) row(QStringLiteral("padding"), Q(d.padding));
+  }
+  if (!d.shard_group.empty()) row(QStringLiteral("shard group"), Q(d.shard_group));
+  if (!d.metadata.empty()) row(QStringLiteral("sharding metadata"), Q(d.metadata));
+}
+
+void PropertiesPanel::Impl::AddSharding(const Instruction& instr) {
+  if (module && partitioning_of != module.get()) {
+    partitioning = graph::PartitioningOf(*module);
+    partitioning_of = module.get();
+  }
+  const bool per_partition = module && partitioning.per_partition_program;
+  if (instr.sharding() == nullptr && !per_partition) return;
+  QTreeWidgetItem* sh = Section(PropertiesPanel::tr("Sharding"));
+  if (per_partition) {
+    Row(sh, QStringLiteral("program"),
+        PropertiesPanel::tr("per-partition program (%1 partitions): the shapes are each "
+                            "partition's")
+            .arg(partitioning.num_partitions));
+  }
+  if (instr.sharding() == nullptr) {
+    Row(sh, QStringLiteral("per-partition shape"), Q(PrintShape(instr.shape(), false)));
+    return;
+  }
+  Row(sh, QStringLiteral("sharding"), Q(PrintSharding(*instr.sharding())));
+  AddDecodedSharding(sh, graph::DecodeInstructionSharding(instr, per_partition), QString());
+}
+
 void PropertiesPanel::Impl::Rebuild() {
   rebuilding = true;
   tree->setUpdatesEnabled(false);
@@ -464,10 +630,7 @@ void PropertiesPanel::Impl::Rebuild() {
 
   AddMetadata(instr);
 
-  if (instr.sharding() != nullptr) {
-    QTreeWidgetItem* sh = Section(PropertiesPanel::tr("Sharding"));
-    Row(sh, QStringLiteral("sharding"), Q(PrintSharding(*instr.sharding())));
-  }
+  AddSharding(instr);
 
   if (!instr.backend_config().empty()) {
     QTreeWidgetItem* bc = Section(PropertiesPanel::tr("Backend config"));
@@ -581,7 +744,10 @@ PropertiesPanel::~PropertiesPanel() = default;
 
 void PropertiesPanel::SetInstruction(std::shared_ptr<const Module> module,
                                      const Instruction* instruction) {
-  if (module.get() != impl_->module.get()) impl_->cost_model.reset();
+  if (module.get() != impl_->module.get()) {
+    impl_->cost_model.reset();
+    impl_->partitioning_of = nullptr;
+  }
   impl_->module = std::move(module);
   impl_->instruction = instruction;
   impl_->ghost_status.clear();
@@ -590,7 +756,10 @@ void PropertiesPanel::SetInstruction(std::shared_ptr<const Module> module,
 
 void PropertiesPanel::SetGhost(std::shared_ptr<const Module> base, const Instruction* instruction,
                                const QString& status) {
-  if (base.get() != impl_->module.get()) impl_->cost_model.reset();
+  if (base.get() != impl_->module.get()) {
+    impl_->cost_model.reset();
+    impl_->partitioning_of = nullptr;
+  }
   impl_->module = std::move(base);
   impl_->instruction = instruction;
   impl_->ghost_status = status;
@@ -604,6 +773,7 @@ void PropertiesPanel::Clear() {
   impl_->instruction = nullptr;
   impl_->module.reset();
   impl_->cost_model.reset();
+  impl_->partitioning_of = nullptr;
   impl_->Rebuild();
 }
 

@@ -1,7 +1,9 @@
 // The properties panel: everything known about one instruction — opcode, shape and layout,
 // operands and users (clickable), metadata (op_name, op_type, source file:line, stack frames),
-// sharding, backend_config pretty-printed as JSON, frontend attributes, other attributes, and
-// a cost estimate (flops, bytes).
+// sharding decoded (kind, tile grid, devices with iota forms expanded, subgroups, the shape each
+// device holds, per tuple element; in a per-partition program, each partition's shape),
+// backend_config pretty-printed as JSON, frontend attributes, other attributes, and a cost
+// estimate (flops, bytes).
 //
 // It shows; it does not edit. Callers keep the module alive while an instruction is shown.
 #ifndef HLOWB_VIEWER_WIDGETS_PROPERTIES_PANEL_H_
