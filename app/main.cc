@@ -48,6 +48,8 @@ constexpr char kUsage[] =
     "                 DIR --module=M --bisect_passes: first pass that changes the outputs\n"
     "  extract FILE --instruction=NAME [--height=N]   a module rooted at one instruction\n"
     "  bundle FILE [replay flags] -o DIR   a bug-report folder to rerun elsewhere\n"
+    "  reduce FILE --until=mismatch|nonfinite|crash|error [replay flags] -o OUT\n"
+    "                 shrink a failing module while it fails the same way [--time_limit=S]\n"
     "  opt FILE       run the embedded compiler's HLO pipeline [--platform=cpu|gpu]\n"
     "                 [--passes=p1,p2,...] [--list-passes] [--stage=hlo|buffer-assignment|\n"
     "                 memory-usage-report] [--pass-stats] [-o OUT] [--xla_dump_to=DIR]\n"
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
   if (command == "replay") return hlowb::cli::RunReplay(rest);
   if (command == "extract") return hlowb::cli::RunExtract(rest);
   if (command == "bundle") return hlowb::cli::RunBundle(rest);
+  if (command == "reduce") return hlowb::cli::RunReduce(rest);
   if (command == "opt") return hlowb::cli::RunOpt(rest);
   if (command == "worker") return hlowb::cli::RunWorker(rest);
   if (command == "capture") return hlowb::cli::RunCapture(rest);

@@ -66,6 +66,7 @@ int RunLiteral(const std::vector<std::string>& argv);
 int RunReplay(const std::vector<std::string>& argv);
 int RunExtract(const std::vector<std::string>& argv);
 int RunBundle(const std::vector<std::string>& argv);
+int RunReduce(const std::vector<std::string>& argv);
 int RunOpt(const std::vector<std::string>& argv);
 int RunWorker(const std::vector<std::string>& argv);
 int RunCapture(const std::vector<std::string>& argv);

@@ -186,9 +186,12 @@ absl::StatusOr<NonfiniteReport> FindNonfinite(const Module& module, ReplayOption
   CancelToken stop;
 
   options.reference_platform.clear();
-  options.on_instruction = [&](const InstructionProfile& p) {
+  std::function<void(const InstructionProfile&)> watcher = std::move(options.on_instruction);
+  options.instruction_statistics = true;
+  options.on_instruction = [&, watcher](const InstructionProfile& p) {
     std::lock_guard<std::mutex> lock(mu);
     if (finding) return;
+    if (watcher) watcher(p);
     if (cancel != nullptr && cancel->IsCancelled()) {
       stop.Cancel();
       return;
@@ -266,7 +269,7 @@ absl::StatusOr<NonfiniteReport> FindNonfinite(const Module& module, ReplayOption
   std::optional<ReplayInputs> again_inputs;
   if (compiled) {
     again = options;
-    again->on_instruction = nullptr;
+    again->on_instruction = watcher;
     again_inputs = inputs;
   }
   ReplaySession session(module, std::move(options), std::move(inputs));

@@ -82,8 +82,11 @@ struct NonfiniteReport {
   std::string ToString() const;
 };
 
-// Replays `module` with `options` (its reference platform and on_instruction are ignored) and
-// `inputs`, over options.iterations runs, until a finding. Errors are the replay's.
+// Replays `module` with `options` (its reference platform is ignored) and `inputs`, over
+// options.iterations runs, until a finding. options.on_instruction, when set, sees every event
+// up to and including the finding's, before the search looks at it (on a compiled platform,
+// the events of that platform's run and then of the interpreter's run that locates the
+// finding). Errors are the replay's.
 absl::StatusOr<NonfiniteReport> FindNonfinite(const Module& module, ReplayOptions options,
                                               ReplayInputs inputs,
                                               const CancelToken* cancel = nullptr);
