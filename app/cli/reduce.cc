@@ -122,16 +122,10 @@ int RunReduce(const std::vector<std::string>& argv) {
   if (!until.ok()) return usage_error(std::string(until.status().message()));
   options.until = *until;
   ReplayOptions& replay = options.replay;
-  replay.platform = args.Get("platform", "interpreter");
-  replay.reference_platform = args.Get("reference_platform", "");
-  for (const std::string* p : {&replay.platform, &replay.reference_platform}) {
-    if (p->empty()) continue;
-    absl::Status st = CheckPlatform(*p);
+  if (absl::Status st = ParseSharedReplayFlags(args, &replay); !st.ok()) {
     if (absl::IsInvalidArgument(st)) return usage_error(std::string(st.message()));
-    if (!st.ok()) {
-      std::cerr << "error: " << st.message() << "\n";
-      return kInputError;
-    }
+    std::cerr << "error: " << st.message() << "\n";
+    return kInputError;
   }
   if (options.until != FailureKind::kMismatch &&
       (args.Has("reference_platform") || args.Has("reference_module"))) {
@@ -141,36 +135,6 @@ int RunReduce(const std::vector<std::string>& argv) {
       args.Has("reference_platform") == args.Has("reference_module")) {
     return usage_error(
         "--until=mismatch needs one of --reference_platform=P and --reference_module=FILE");
-  }
-  replay.cpu.cache_dir = args.Get("xla_cpu_kernel_cache_dir", codegen::DefaultKernelCacheDir());
-  if (args.Has("xla_cpu_enable_kernel_cache")) {
-    const std::string v = args.Get("xla_cpu_enable_kernel_cache");
-    if (v == "false" || v == "0") {
-      replay.cpu.cache_dir.clear();
-    } else if (v != "true" && v != "1") {
-      return usage_error("--xla_cpu_enable_kernel_cache must be true or false");
-    }
-  }
-  try {
-    if (args.Has("seed")) {
-      size_t used = 0;
-      replay.seed = std::stoull(args.Get("seed"), &used);
-      if (used != args.Get("seed").size()) throw 0;
-    }
-  } catch (...) {
-    return usage_error("--seed must be a non-negative integer");
-  }
-  for (auto [name, target] :
-       {std::pair<const char*, double*>{"abs_error_bound", &replay.bounds.abs},
-        {"rel_error_bound", &replay.bounds.rel}}) {
-    if (!args.Has(name)) continue;
-    try {
-      size_t used = 0;
-      *target = std::stod(args.Get(name), &used);
-      if (used != args.Get(name).size() || !(*target >= 0)) throw 0;
-    } catch (...) {
-      return usage_error(StrCat("--", name, " must be a non-negative number"));
-    }
   }
   if (auto mode = ParseHostTransferMode(args.Get("host_transfers", "error")); mode.ok()) {
     replay.host_transfers = *mode;

@@ -201,25 +201,10 @@ int RunReplay(const std::vector<std::string>& argv_in) {
   };
 
   ReplayOptions options;
-  options.platform = args.Get("platform", "interpreter");
-  options.reference_platform = args.Get("reference_platform", "");
-  for (const std::string* p : {&options.platform, &options.reference_platform}) {
-    if (p->empty()) continue;
-    absl::Status st = CheckPlatform(*p);
+  if (absl::Status st = ParseSharedReplayFlags(args, &options); !st.ok()) {
     if (absl::IsInvalidArgument(st)) return usage_error(std::string(st.message()));
-    if (!st.ok()) {
-      std::cerr << "error: " << st.message() << "\n";
-      return kInputError;
-    }
-  }
-  options.cpu.cache_dir = args.Get("xla_cpu_kernel_cache_dir", codegen::DefaultKernelCacheDir());
-  if (args.Has("xla_cpu_enable_kernel_cache")) {
-    const std::string v = args.Get("xla_cpu_enable_kernel_cache");
-    if (v == "false" || v == "0") {
-      options.cpu.cache_dir.clear();
-    } else if (v != "true" && v != "1") {
-      return usage_error("--xla_cpu_enable_kernel_cache must be true or false");
-    }
+    std::cerr << "error: " << st.message() << "\n";
+    return kInputError;
   }
   if (const char* env = std::getenv("XLA_FLAGS")) {
     std::vector<std::string> unknown;
@@ -266,26 +251,6 @@ int RunReplay(const std::vector<std::string>& argv_in) {
     }
   } catch (...) {
     return usage_error("--iterations must be a positive integer");
-  }
-  try {
-    if (args.Has("seed")) {
-      size_t used = 0;
-      options.seed = std::stoull(args.Get("seed"), &used);
-      if (used != args.Get("seed").size()) throw 0;
-    }
-  } catch (...) {
-    return usage_error("--seed must be a non-negative integer");
-  }
-  for (auto [name, target] : {std::pair<const char*, double*>{"abs_error_bound", &options.bounds.abs},
-                              {"rel_error_bound", &options.bounds.rel}}) {
-    if (!args.Has(name)) continue;
-    try {
-      size_t used = 0;
-      *target = std::stod(args.Get(name), &used);
-      if (used != args.Get(name).size() || !(*target >= 0)) throw 0;
-    } catch (...) {
-      return usage_error(StrCat("--", name, " must be a non-negative number"));
-    }
   }
   for (auto [name, target] :
        {std::pair<const char*, bool*>{"run_test_hlo_passes", &options.run_test_hlo_passes},

@@ -10,10 +10,61 @@
 #include "plugins/builtin/builtin_plugins.h"
 #include "plugins/ffi/ffi_host.h"
 #include "replay/bisect/pass_bisect.h"
+#include "replay/codegen/cpu_jit.h"
 #include "replay/compare/isolation.h"
 #include "replay/compare/nonfinite.h"
 
 namespace hlowb::cli {
+
+absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
+  options->platform = args.Get("platform", "interpreter");
+  options->reference_platform = args.Get("reference_platform", "");
+  for (const std::string* p : {&options->platform, &options->reference_platform}) {
+    if (p->empty()) continue;
+    absl::Status st = CheckPlatform(*p);
+    if (!st.ok()) return st;
+  }
+  options->cpu.cache_dir =
+      args.Get("xla_cpu_kernel_cache_dir", codegen::DefaultKernelCacheDir());
+  if (args.Has("xla_cpu_enable_kernel_cache")) {
+    const std::string v = args.Get("xla_cpu_enable_kernel_cache");
+    if (v == "false" || v == "0") {
+      options->cpu.cache_dir.clear();
+    } else if (v != "true" && v != "1") {
+      return absl::InvalidArgumentError("--xla_cpu_enable_kernel_cache must be true or false");
+    }
+  }
+  if (args.Has("seed")) {
+    const std::string v = args.Get("seed");
+    size_t used = 0;
+    bool ok = !v.empty() && v[0] != '-';
+    try {
+      if (ok) options->seed = std::stoull(v, &used);
+    } catch (...) {
+      ok = false;
+    }
+    if (!ok || used != v.size()) {
+      return absl::InvalidArgumentError("--seed must be a non-negative integer");
+    }
+  }
+  for (auto [name, target] :
+       {std::pair<const char*, double*>{"abs_error_bound", &options->bounds.abs},
+        {"rel_error_bound", &options->bounds.rel}}) {
+    if (!args.Has(name)) continue;
+    const std::string v = args.Get(name);
+    size_t used = 0;
+    bool ok = true;
+    try {
+      *target = std::stod(v, &used);
+    } catch (...) {
+      ok = false;
+    }
+    if (!ok || used != v.size() || !(*target >= 0)) {
+      return absl::InvalidArgumentError(StrCat("--", name, " must be a non-negative number"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> MakeCustomCallDispatcher(
     const Args& args, const std::string& platform, const Module& module,

@@ -27,6 +27,13 @@ absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> MakeCustomCallDispatcher(
     const Args& args, const std::string& platform, const Module& module,
     const ReplayInputs& inputs, std::vector<XlaFfiHandler>* ffi_handlers = nullptr);
 
+// The flags `hlowb replay` and `hlowb reduce` share, into `options`: --platform (default
+// interpreter) and --reference_platform, each checked with CheckPlatform; the cpu kernel cache
+// (--xla_cpu_kernel_cache_dir, --xla_cpu_enable_kernel_cache); --seed; --abs_error_bound and
+// --rel_error_bound. A malformed value is InvalidArgument naming the flag (a usage error); a
+// platform that cannot run here keeps CheckPlatform's status.
+absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options);
+
 struct ReplayToolOutcome {
   bool handled = false;  // the tool ran instead of the plain replay
   int exit_code = kOk;
