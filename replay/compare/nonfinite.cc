@@ -13,20 +13,6 @@
 #include "replay/backends/cpu/cpu_backend.h"
 
 namespace hlowb {
-namespace {
-
-// (device, instruction): multi-device runs report every device's events.
-using DeviceInstr = std::pair<int64_t, const Instruction*>;
-struct DeviceInstrHash {
-  size_t operator()(const DeviceInstr& k) const {
-    return std::hash<const void*>()(k.second) * 31 + std::hash<int64_t>()(k.first);
-  }
-};
-
-struct CallSite {
-  const Instruction* caller = nullptr;
-  std::string role;
-};
 
 bool AppliesScalarComputation(Opcode op) {
   switch (op) {
@@ -43,6 +29,21 @@ bool AppliesScalarComputation(Opcode op) {
     default: return false;
   }
 }
+
+namespace {
+
+// (device, instruction): multi-device runs report every device's events.
+using DeviceInstr = std::pair<int64_t, const Instruction*>;
+struct DeviceInstrHash {
+  size_t operator()(const DeviceInstr& k) const {
+    return std::hash<const void*>()(k.second) * 31 + std::hash<int64_t>()(k.first);
+  }
+};
+
+struct CallSite {
+  const Instruction* caller = nullptr;
+  std::string role;
+};
 
 std::string RoleOf(const Instruction& caller, size_t k) {
   switch (caller.opcode()) {

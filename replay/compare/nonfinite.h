@@ -82,6 +82,11 @@ struct NonfiniteReport {
   std::string ToString() const;
 };
 
+// Whether `op` applies its called computation to scalars, element by element or pair by pair
+// (reduce, reduce-window, map, sort, scatter, select-and-scatter, all-reduce, reduce-scatter,
+// custom-call).
+bool AppliesScalarComputation(Opcode op);
+
 // Replays `module` with `options` (its reference platform is ignored) and `inputs`, over
 // options.iterations runs, until a finding. options.on_instruction, when set, sees every event
 // up to and including the finding's, before the search looks at it (on a compiled platform,

@@ -4,6 +4,7 @@
 
 #include "core/support/strings.h"
 #include "replay/compare/compare.h"
+#include "replay/compare/nonfinite.h"
 
 namespace hlowb::reduce {
 namespace {
@@ -129,25 +130,6 @@ absl::StatusOr<std::vector<Literal>> CaptureAtFirstNonfinite(
   return latest;
 }
 
-namespace {
-
-bool AppliesToScalars(Opcode op) {
-  switch (op) {
-    case Opcode::kReduce:
-    case Opcode::kReduceWindow:
-    case Opcode::kMap:
-    case Opcode::kSort:
-    case Opcode::kScatter:
-    case Opcode::kSelectAndScatter:
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kCustomCall: return true;
-    default: return false;
-  }
-}
-
-}  // namespace
 
 LiveValueHolder::LiveValueHolder(const Module& module, uint64_t budget_bytes)
     : module_(module), budget_bytes_(budget_bytes) {
@@ -157,7 +139,7 @@ LiveValueHolder::LiveValueHolder(const Module& module, uint64_t budget_bytes)
     const Computation* comp = it->get();
     const bool in_scalar = scalar.count(comp) > 0;
     for (const Instruction* i : comp->instructions()) {
-      if (in_scalar || AppliesToScalars(i->opcode())) {
+      if (in_scalar || AppliesScalarComputation(i->opcode())) {
         for (const Computation* c : i->called_computations()) scalar.insert(c);
       }
     }

@@ -20,18 +20,6 @@ bool HoldsToken(const Shape& shape) {
   return false;
 }
 
-bool SameShapeIgnoringLayout(const Shape& a, const Shape& b) {
-  if (a.element_type() != b.element_type()) return false;
-  if (a.IsTuple()) {
-    if (a.tuple_count() != b.tuple_count()) return false;
-    for (int i = 0; i < a.tuple_count(); ++i) {
-      if (!SameShapeIgnoringLayout(a.tuple_shape(i), b.tuple_shape(i))) return false;
-    }
-    return true;
-  }
-  return a.dimensions() == b.dimensions();
-}
-
 // Every operand use (and the root) of `old` in `comp` reads `replacement` instead; control
 // edges to `old` are dropped.
 void ReplaceUses(Computation* comp, Instruction* old, Instruction* replacement) {
@@ -494,7 +482,7 @@ bool Bypass(Candidate* c, const std::string& computation, const std::string& nam
     return false;
   }
   Instruction* op = instr->operand(operand);
-  if (!SameShapeIgnoringLayout(op->shape(), instr->shape())) return false;
+  if (!op->shape().Compatible(instr->shape())) return false;
   ReplaceUses(comp, instr, op);
   Relist(comp, {instr}, {});
   return true;

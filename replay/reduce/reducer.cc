@@ -24,18 +24,6 @@ using reduce::Candidate;
 using reduce::CountInstructions;
 using reduce::CountOperations;
 
-bool SameShapeIgnoringLayout(const Shape& a, const Shape& b) {
-  if (a.element_type() != b.element_type()) return false;
-  if (a.IsTuple()) {
-    if (a.tuple_count() != b.tuple_count()) return false;
-    for (int i = 0; i < a.tuple_count(); ++i) {
-      if (!SameShapeIgnoringLayout(a.tuple_shape(i), b.tuple_shape(i))) return false;
-    }
-    return true;
-  }
-  return a.dimensions() == b.dimensions();
-}
-
 // Names in `text` that could be instruction names: runs of [A-Za-z0-9_.-], a leading '%'
 // dropped, in order of appearance.
 std::vector<std::string> NameLikeTokens(const std::string& text) {
@@ -230,14 +218,14 @@ void Reducer::EnsureCaptures(const std::unordered_set<std::string>* wanted) {
 std::optional<Literal> Reducer::ValueFor(const std::string& name, const Shape& shape, bool* fake) {
   if (options_.reference_module != nullptr) {
     auto it = reference_values_.find(name);
-    if (it == reference_values_.end() || !SameShapeIgnoringLayout(it->second.shape(), shape)) {
+    if (it == reference_values_.end() || !it->second.shape().Compatible(shape)) {
       return std::nullopt;
     }
     return it->second;
   }
   if (capture_generation_ == generation_) {
     auto it = captures_.find(name);
-    if (it != captures_.end() && SameShapeIgnoringLayout(it->second.shape(), shape)) {
+    if (it != captures_.end() && it->second.shape().Compatible(shape)) {
       return it->second;
     }
   }
@@ -258,7 +246,7 @@ std::optional<Literal> Reducer::ExpectedFor(const Module& module) const {
   if (root == nullptr) return std::nullopt;
   auto lookup = [&](const Instruction* i) -> const Literal* {
     auto it = reference_values_.find(i->name());
-    if (it == reference_values_.end() || !SameShapeIgnoringLayout(it->second.shape(), i->shape())) {
+    if (it == reference_values_.end() || !it->second.shape().Compatible(i->shape())) {
       return nullptr;
     }
     return &it->second;
@@ -404,7 +392,7 @@ bool Reducer::CutAtReferenceDifference() {
     auto a = reference_values_.find(i->name());
     auto b = mine.values.find(i->name());
     if (a == reference_values_.end() || b == mine.values.end() ||
-        !SameShapeIgnoringLayout(a->second.shape(), b->second.shape())) {
+        !a->second.shape().Compatible(b->second.shape())) {
       continue;
     }
     if (CompareLiterals(a->second, b->second, options_.replay.bounds, 1).ok()) continue;
@@ -855,7 +843,7 @@ bool Reducer::BypassPhase() {
     for (const Instruction* i : comp->instructions()) {
       if (reduce::IsValueOnly(*i) || DrivesALoop(*i)) continue;
       for (int k = 0; k < i->operand_count(); ++k) {
-        if (SameShapeIgnoringLayout(i->operand(k)->shape(), i->shape())) {
+        if (i->operand(k)->shape().Compatible(i->shape())) {
           atoms.push_back({comp->name(), i->name(), k});
           break;
         }
