@@ -58,25 +58,7 @@ struct Loaded {
 
 // XLA's texts of one buffer assignment: `path` and the others of the same base name.
 bool ReadXlaFiles(const std::string& path, Loaded* out) {
-  std::vector<std::string> paths;
-  const std::string base = MemoryFileBase(path);
-  if (base.empty()) {
-    paths.push_back(path);
-  } else {
-    for (const std::string& suffix : MemoryFileSuffixes()) {
-      if (IsFile(base + suffix)) paths.push_back(base + suffix);
-    }
-  }
-  std::vector<MemoryText> texts;
-  for (const std::string& p : paths) {
-    absl::StatusOr<std::string> text = ReadFileToString(p);
-    if (!text.ok()) {
-      std::cerr << "error: " << text.status().message() << "\n";
-      return false;
-    }
-    texts.push_back({p, *std::move(text)});
-  }
-  absl::StatusOr<MemoryProfile> profile = ReadXlaMemoryProfile(texts);
+  absl::StatusOr<MemoryProfile> profile = ReadXlaMemoryProfileFiles(path);
   if (!profile.ok()) {
     std::cerr << "error: " << profile.status().message() << "\n";
     return false;

@@ -1,6 +1,7 @@
 #include "core/analysis/memory_report.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "core/analysis/cost_model.h"
+#include "core/support/file_util.h"
 #include "core/support/strings.h"
 #include "core/text/parser.h"
 
@@ -662,6 +664,26 @@ absl::StatusOr<MemoryProfile> ReadXlaMemoryProfile(const std::vector<MemoryText>
   if (absl::Status st = reader.Finish(); !st.ok()) return st;
   FinishMemoryProfile(&profile);
   return profile;
+}
+
+absl::StatusOr<MemoryProfile> ReadXlaMemoryProfileFiles(const std::string& path) {
+  std::vector<std::string> paths;
+  const std::string base = MemoryFileBase(path);
+  if (base.empty()) {
+    paths.push_back(path);
+  } else {
+    for (const std::string& suffix : MemoryFileSuffixes()) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(base + suffix, ec)) paths.push_back(base + suffix);
+    }
+  }
+  std::vector<MemoryText> texts;
+  for (const std::string& p : paths) {
+    absl::StatusOr<std::string> text = ReadFileToString(p);
+    if (!text.ok()) return text.status();
+    texts.push_back({p, *std::move(text)});
+  }
+  return ReadXlaMemoryProfile(texts);
 }
 
 }  // namespace hlowb

@@ -46,6 +46,11 @@ struct MemoryText {
 // result is finished (FinishMemoryProfile) and has source "xla".
 absl::StatusOr<MemoryProfile> ReadXlaMemoryProfile(const std::vector<MemoryText>& texts);
 
+// One buffer assignment from a file: `path` and, when its name ends in one of
+// MemoryFileSuffixes, every text of the same assignment beside it (newer XLA splits one
+// assignment over several files). Errors name the file that could not be read.
+absl::StatusOr<MemoryProfile> ReadXlaMemoryProfileFiles(const std::string& path);
+
 // True when the text starts (after blank lines) with "BufferAssignment:".
 bool LooksLikeBufferAssignment(std::string_view text);
 
