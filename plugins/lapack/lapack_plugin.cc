@@ -196,11 +196,16 @@ absl::StatusOr<FfiAttributeMap> Attributes(const Instruction& instr) {
   return attrs;
 }
 
-absl::StatusOr<Literal> Potrf(const Instruction& instr, const Operands& ops, PrimitiveType type) {
+// The dimensions of the one operand of potrf, getrf and geqrf: a batch of matrices of `type`.
+absl::StatusOr<std::vector<int64_t>> OneMatrixOperand(const Operands& ops, PrimitiveType type) {
   if (absl::Status st = ExpectOperands(ops, 1, 1, "one operand (the matrices)"); !st.ok()) {
     return st;
   }
-  absl::StatusOr<std::vector<int64_t>> dims = MatrixDims(*ops[0], type, "the operand");
+  return MatrixDims(*ops[0], type, "the operand");
+}
+
+absl::StatusOr<Literal> Potrf(const Instruction& instr, const Operands& ops, PrimitiveType type) {
+  absl::StatusOr<std::vector<int64_t>> dims = OneMatrixOperand(ops, type);
   if (!dims.ok()) return dims.status();
   const int64_t n = dims->back();
   if ((*dims)[dims->size() - 2] != n) {
@@ -288,10 +293,7 @@ absl::StatusOr<Literal> Trsm(const Instruction& instr, const Operands& ops, Prim
 }
 
 absl::StatusOr<Literal> Getrf(const Instruction& instr, const Operands& ops, PrimitiveType type) {
-  if (absl::Status st = ExpectOperands(ops, 1, 1, "one operand (the matrices)"); !st.ok()) {
-    return st;
-  }
-  absl::StatusOr<std::vector<int64_t>> dims = MatrixDims(*ops[0], type, "the operand");
+  absl::StatusOr<std::vector<int64_t>> dims = OneMatrixOperand(ops, type);
   if (!dims.ok()) return dims.status();
   const std::vector<int64_t> batch_dims = BatchDims(*dims);
   const int64_t m = (*dims)[dims->size() - 2], n = dims->back(), k = std::min(m, n);
@@ -327,10 +329,7 @@ absl::StatusOr<Literal> Getrf(const Instruction& instr, const Operands& ops, Pri
 }
 
 absl::StatusOr<Literal> Geqrf(const Instruction& instr, const Operands& ops, PrimitiveType type) {
-  if (absl::Status st = ExpectOperands(ops, 1, 1, "one operand (the matrices)"); !st.ok()) {
-    return st;
-  }
-  absl::StatusOr<std::vector<int64_t>> dims = MatrixDims(*ops[0], type, "the operand");
+  absl::StatusOr<std::vector<int64_t>> dims = OneMatrixOperand(ops, type);
   if (!dims.ok()) return dims.status();
   const std::vector<int64_t> batch_dims = BatchDims(*dims);
   const int64_t m = (*dims)[dims->size() - 2], n = dims->back(), k = std::min(m, n);
