@@ -3,18 +3,33 @@
 // instruction in docks around the graph and the text side by side. Opening and parsing run
 // on worker threads (app/gui/loader.h) with a progress bar and Cancel; the views follow the
 // timeline, and a selection in any view selects the same instruction in the others.
+//
+// The window is split by concern:
+//   main_window.cc            the frame: construction, menus and toolbars, docks, status bar,
+//                             settings, theme, recent files, drag and drop, busy/idle
+//   main_window_views.cc      the selection kept in step across the views, search, export
+//   main_window_documents.cc  what is open: opening files and dump directories, the module
+//                             chosen, its timeline and the cache of parsed states, showing a
+//                             state (or its parse error) in every view
+//   main_window_compare.cc    the window's side of comparing and history: their public calls,
+//                             and what CompareController (compare_controller.h) and
+//                             HistoryController (history_controller.h) ask of the window
+//   main_window_replay.cc     the Replay dock and the replay worker's results
+//   main_window_compile.cc    Compile ▸ Compile… (the embedded compiler in a child process)
+//   main_window_capture.cc    File ▸ Capture from Program…
 #ifndef HLOWB_APP_GUI_MAIN_WINDOW_H_
 #define HLOWB_APP_GUI_MAIN_WINDOW_H_
 
 #include <QMainWindow>
 #include <QPointer>
 #include <QString>
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "app/gui/compare_controller.h"
+#include "app/gui/history_controller.h"
 #include "app/gui/loader.h"
 #include "app/gui/replay_controller.h"
 #include "core/analysis/timeline.h"
@@ -24,9 +39,6 @@ class QAction;
 class QCheckBox;
 class QDialog;
 class QDockWidget;
-class QStackedWidget;
-class QThreadPool;
-class QFrame;
 class QProcess;
 class QLabel;
 class QLineEdit;
@@ -38,10 +50,6 @@ class QSplitter;
 class QTableView;
 class QToolBar;
 class QToolButton;
-
-namespace hlowb {
-struct ModuleDiff;
-}  // namespace hlowb
 
 namespace hlowb::viewer {
 class ComputationsModel;
@@ -69,7 +77,9 @@ struct OpenRequest {
   QString select;  // instruction to select once shown
 };
 
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow,
+                   private CompareController::Host,
+                   private HistoryController::Host {
   Q_OBJECT
 
  public:
@@ -110,6 +120,12 @@ class MainWindow : public QMainWindow {
   // laid out or the text view is loading its text.
   bool IsBusy() const;
   QString current_path() const { return current_path_; }
+  // The open dump directory (its index and how its state files open); null for a single file
+  // and while nothing is open or the directory is being indexed.
+  std::shared_ptr<const DumpSession> dump_session() const { return session_; }
+  // The chosen module of the dump directory: an index into dump_session()->index().modules;
+  // -1 when none (a single file, or nothing open).
+  int current_module_index() const { return module_index_; }
   std::shared_ptr<const Module> current_module() const { return module_; }
   const Computation* current_computation() const { return computation_; }
   // Row of the shown state in the timeline model (not the filter); -1 when none.
@@ -118,6 +134,15 @@ class MainWindow : public QMainWindow {
   QStringList recent_files() const;
   // File ▸ Open Recent: one entry per recent path, labelled with the full path.
   QMenu* recent_menu() const { return recent_menu_; }
+  // The View menu: the docks' toggles first, then comparing, graph and theme entries.
+  QMenu* view_menu() const { return view_menu_; }
+  // Adds a dock the way the window's own docks are set up. `dock` needs an object name: the
+  // window saves the dock layout on close and restores it on start by object name (a dock added
+  // after the window was built gets its saved place back here, when there is one). On the right
+  // the dock becomes a tab beside Properties, which stays in front; elsewhere it is added to
+  // `area`. Its toggle goes into the View menu after the other docks' toggles. `visible` is
+  // whether it shows when there is no saved layout for it.
+  void AddDock(QDockWidget* dock, Qt::DockWidgetArea area, bool visible = true);
   // Help ▸ Keyboard Shortcuts (F1): a non-modal table of every shortcut (keyboard_shortcuts.h).
   QDialog* ShowKeyboardShortcuts();
 
@@ -149,14 +174,14 @@ class MainWindow : public QMainWindow {
   bool CompareSelectedStates();
   // The base for CompareWithDiffBase ("Set as Diff Base" in the timeline's context menu).
   void SetDiffBase(int row);
-  int diff_base_row() const { return diff_base_row_; }
+  int diff_base_row() const { return compare_->diff_base_row(); }
   bool CompareWithDiffBase();
   // The base row of the comparison shown (-1 when none) and whether one is shown.
-  int compared_base_row() const { return compared_base_row_; }
-  bool IsComparing() const { return compared_base_row_ >= 0; }
+  int compared_base_row() const { return compare_->compared_base_row(); }
+  bool IsComparing() const { return compare_->IsComparing(); }
   // Side by side: while comparing, the text pane shows the aligned two-sided diff.
   void SetSideBySide(bool on);
-  bool side_by_side() const { return side_by_side_; }
+  bool side_by_side() const { return compare_->side_by_side(); }
   // The next (previous) change of the side-by-side view, removed lines included, with the
   // shown state's instruction on that line selected (for a removed line, Properties shows the
   // removed instruction as it was); `top_level_only` skips the lines of fused computations.
@@ -165,9 +190,9 @@ class MainWindow : public QMainWindow {
   // Recomputes the History panel for the selected instruction (it follows the selection and
   // the shown state by itself while its dock is visible).
   void UpdateHistory();
-  viewer::HloDiffView* diff_view() const { return diff_view_; }
-  viewer::HistoryPanel* history_panel() const { return history_; }
-  QDockWidget* history_dock() const { return history_dock_; }
+  viewer::HloDiffView* diff_view() const { return compare_->diff_view(); }
+  viewer::HistoryPanel* history_panel() const { return history_->panel(); }
+  QDockWidget* history_dock() const { return history_->dock(); }
   // Replays the shown module in the worker process with the panel's settings.
   void StartReplay(const viewer::ReplaySettings& settings);
   // Writes what reproduces the last replay to `dir`: the module (module.hlo, or the file it
@@ -233,6 +258,12 @@ class MainWindow : public QMainWindow {
   void openFailed(const QString& message);
   // Nothing is loading or laying out any more (after Open and after each navigation).
   void idle();
+  // An instruction of current_module() was selected in the graph, the text, the properties or
+  // the side-by-side view, or by a call (SelectInstruction, Find, the change walk, ...); null
+  // when the selection was cleared. The instruction lives as long as its module: when another
+  // state is shown (stateShown), the views select the instruction of the same name there, if
+  // any, without this signal.
+  void instructionSelectionChanged(const hlowb::Instruction* instruction);
   // A bundle export finished: `ok`, and the folder or what went wrong.
   void bundleExported(bool ok, const QString& message);
   // A compile finished: `ok`, and the dump folder (now being opened) or what went wrong.
@@ -249,6 +280,7 @@ class MainWindow : public QMainWindow {
   void changeEvent(QEvent* event) override;
 
  private:
+  // --- The frame (main_window.cc). ---
   void BuildActions();
   void BuildDocks();
   void BuildStatusBar();
@@ -257,16 +289,40 @@ class MainWindow : public QMainWindow {
   void AddRecent(const QString& path);
   void RebuildRecentMenu();
   void ApplyTheme();
+  void UpdateTitle();
+  void UpdateStateLabel();
+  void CheckIdle() override;
 
+  // --- Selection, search and export (main_window_views.cc). ---
+  void OnGraphSelected(const hlowb::Instruction* instruction);
+  void OnTextActivated(const hlowb::Instruction* instruction);
+  void OnPropertiesActivated(const hlowb::Instruction* instruction);
+  // The one place the selection changes: selects `instruction` (null: none) in the views
+  // named, the side-by-side view and History follow, and instructionSelectionChanged says so.
+  void SyncSelection(const Instruction* instruction, bool graph, bool text, bool properties);
+  void ExportWithDialog(const QString& extension, const QString& filter);
+  void ShowSearchBar();
+  // The module's instructions matching `query`, in the text's order.
+  std::vector<const Instruction*> SearchMatches(const QString& query) const;
+  // Highlights `query`'s matches in the graph and the text (empty: none); returns them.
+  std::vector<const Instruction*> HighlightSearch(const QString& query);
+  // Whether `target` is `from` or reachable from it through called computations.
+  static bool Reaches(const Computation* from, const Computation* target);
+
+  // --- Documents and loading (main_window_documents.cc). ---
+  // The loader's signals to the handlers below.
+  void ConnectLoader();
   void OnIndexReady(std::shared_ptr<DumpSession> session);
   void OnIndexFailed(const QString& dir, const QString& message);
   void OnFileOpened(const FileResult& result);
   void OnStateLoaded(const StateResult& result);
+  // Loading stopped: whatever was requested and did not come will not come now.
+  void OnLoadingFinished();
   void OnModuleActivated(const QModelIndex& proxy_index);
   void ChooseModule(int module_index);
   void OnTimelineCurrentChanged(const QModelIndex& current);
   // The timeline row of a step number, "before", "after" or a pass name; -1 if none.
-  int FindStepRow(const QString& step) const;
+  int FindStepRow(const QString& step) const override;
   void OnComputationActivated(const QModelIndex& index);
   // Shows timeline row `row` when loaded (else asks for it and shows it when it arrives).
   void ShowState(int row);
@@ -277,48 +333,28 @@ class MainWindow : public QMainWindow {
   void ShowComputation(const Computation* computation, const Instruction* select);
   void RecomputeTimeline();
   void TrimStates();
-  void SelectTimelineRow(int row);
-  void UpdateTitle();
-  void UpdateStateLabel();
-  void CheckIdle();
-  void OnGraphSelected(const hlowb::Instruction* instruction);
-  void OnTextActivated(const hlowb::Instruction* instruction);
-  void OnPropertiesActivated(const hlowb::Instruction* instruction);
-  void SyncSelection(const Instruction* instruction, bool graph, bool text, bool properties);
-  void ExportWithDialog(const QString& extension, const QString& filter);
-  void ShowSearchBar();
-  // The module's instructions matching `query`, in the text's order.
-  std::vector<const Instruction*> SearchMatches(const QString& query) const;
-  // Highlights `query`'s matches in the graph and the text (empty: none); returns them.
-  std::vector<const Instruction*> HighlightSearch(const QString& query);
+  void SelectTimelineRow(int row) override;
 
-  // Comparing and history (main_window.cc, "Comparing" and "History").
+  // --- Comparing and history (main_window_compare.cc). ---
+  // Makes the comparing and history controllers' controls once the docks and menus exist.
   void BuildCompareUi();
-  void EndComparison();
-  void TryPendingCompare();
-  void ApplyDiff(uint64_t generation, int base_row, std::shared_ptr<const Module> base,
-                 std::shared_ptr<const Module> shown, std::shared_ptr<const ModuleDiff> diff);
-  void ShowTimelineMenu(const QPoint& pos);
-  void UpdateComparePane();
-  void UpdateTimelineMarks();
   void ScheduleHistory();
-  void OnHistoryStateLoaded(int row);
-  void OnLoadingFinished();
-  void StartHistoryTrace();
-  void FinishHistory(uint64_t generation, const std::vector<ProvenanceStep>& steps,
-                     const std::string& error);
+  // CompareController::Host and HistoryController::Host.
+  std::shared_ptr<const Module> ShownModule() const override { return module_; }
+  int ShownRow() const override { return shown_row_; }
+  int WantedRow() const override { return wanted_row_; }
+  bool HasDumpSession() const override { return session_ != nullptr; }
+  const std::vector<DumpState>& TimelineStates() const override { return states_; }
+  std::shared_ptr<const Module> StateModule(int row) const override;
+  bool StateFailed(int row) const override;
+  QString SelectedName() const override { return selected_name_; }
+  void RequestState(int row) override;
+  void SelectInViews(const Instruction* instruction) override;
+  void ShowStateSelecting(int row, const QString& name) override;
+  bool IsSyncing() const override { return syncing_; }
+  void SetSyncing(bool syncing) override { syncing_ = syncing; }
 
-  // Views and models.
-  viewer::GraphView* graph_ = nullptr;
-  viewer::HloTextView* text_ = nullptr;
-  viewer::PropertiesPanel* properties_ = nullptr;
-  viewer::ReplayPanel* replay_panel_ = nullptr;
-  QFrame* diff_bar_ = nullptr;
-  QLabel* diff_summary_ = nullptr;
-  std::vector<const Instruction*> diff_order_;  // added and changed, in the shown module's order
-  int diff_position_ = -1;
-  bool CompareWithRow(int row);
-  // Replay (main_window_replay.cc).
+  // --- Replay (main_window_replay.cc). ---
   void BuildReplay();
   void OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayResult> result);
   void OnReplayModuleShown();
@@ -331,23 +367,16 @@ class MainWindow : public QMainWindow {
   // Colours the graph by the measure of the run that just finished (none: off), unless the
   // user turned the heat map off.
   void FollowRunMeasure(viewer::HeatMetric measure);
-  int replay_runs_ = 0;
-  QString replay_run_label_;  // "run 2: NaN/Inf locator on interpreter, 0007 …"
-  ReplayController* replay_ = nullptr;
-  quint64 replay_id_ = 0;
-  hlowb::worker::ReplayRequest last_replay_;
-  hlowb::worker::ReplayResult last_result_;
-  std::shared_ptr<const Module> replayed_module_;  // the module the results name
-  int replayed_module_index_ = -1;                  // the dump module a bisection ran on
-  int replay_dump_module_ = -1;  // the dump module the panel's results are for (-1: none)
-  QPointer<QProcess> bundle_process_;
-  QPointer<QProcess> compile_process_;
+
+  // --- Compile (main_window_compile.cc) and capture (main_window_capture.cc). ---
   void BuildCompileMenu();
   void BuildCaptureMenu(QMenu* file);
-  QPointer<QProcess> capture_process_;
-  QPointer<QDialog> capture_dialog_;
-  QString capture_output_;
-  bool capture_cancelled_ = false;
+
+  // Views, models and the frame's widgets.
+  viewer::GraphView* graph_ = nullptr;
+  viewer::HloTextView* text_ = nullptr;
+  viewer::PropertiesPanel* properties_ = nullptr;
+  viewer::ReplayPanel* replay_panel_ = nullptr;
   viewer::ModulesModel* modules_model_ = nullptr;
   QSortFilterProxyModel* modules_proxy_ = nullptr;
   viewer::TimelineModel* timeline_model_ = nullptr;
@@ -359,10 +388,6 @@ class MainWindow : public QMainWindow {
   QTableView* computations_view_ = nullptr;
   QLineEdit* modules_filter_ = nullptr;
   QCheckBox* hide_unchanged_ = nullptr;
-  QToolBar* search_bar_ = nullptr;
-  QLineEdit* search_edit_ = nullptr;
-  QLabel* search_count_ = nullptr;
-  QString search_query_;  // highlighted in the graph and the text
   QSpinBox* radius_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_ = nullptr;
@@ -371,10 +396,17 @@ class MainWindow : public QMainWindow {
   QPointer<QDialog> shortcuts_dialog_;
   QMenu* view_menu_ = nullptr;
   QAction* theme_actions_[3] = {nullptr, nullptr, nullptr};
+  QString theme_ = QStringLiteral("system");
+  bool was_busy_ = false;
 
-  Loader* loader_ = nullptr;
+  // Search.
+  QToolBar* search_bar_ = nullptr;
+  QLineEdit* search_edit_ = nullptr;
+  QLabel* search_count_ = nullptr;
+  QString search_query_;  // highlighted in the graph and the text
 
   // What is open.
+  Loader* loader_ = nullptr;
   QString current_path_;
   OpenRequest pending_request_;  // module/step/select still to apply after loading
   std::shared_ptr<DumpSession> session_;
@@ -388,7 +420,7 @@ class MainWindow : public QMainWindow {
     QString raw_text;
     uint64_t last_used = 0;  // when it was last shown (use_clock_)
   };
-  std::vector<RowState> rows_;
+  std::vector<RowState> rows_;  // parallel to states_
   uint64_t state_budget_ = uint64_t{256} << 20;
   uint64_t use_clock_ = 0;
   int wanted_row_ = -1;  // the timeline row the user is on
@@ -405,36 +437,29 @@ class MainWindow : public QMainWindow {
   const hlowb::Instruction* pending_text_show_ = nullptr;
   std::shared_ptr<const hlowb::Module> pending_text_module_;
   bool syncing_ = false;
-  bool was_busy_ = false;
-  QString theme_ = QStringLiteral("system");
 
-  // Comparing.
-  QStackedWidget* text_stack_ = nullptr;  // the text view, or the side-by-side view
-  viewer::HloDiffView* diff_view_ = nullptr;
-  QToolButton* side_by_side_button_ = nullptr;
-  bool side_by_side_ = true;
-  int diff_base_row_ = -1;      // chosen with "Set as Diff Base"
-  int compared_base_row_ = -1;  // of the comparison shown
-  int pending_base_ = -1;       // a comparison waiting for states: base and shown rows
-  int pending_row_ = -1;
-  bool pending_requested_ = false;
-  uint64_t diff_generation_ = 0;
-  bool diff_computing_ = false;
-  bool from_diff_view_ = false;
-  std::shared_ptr<const Module> diff_base_module_;
-  std::shared_ptr<const ModuleDiff> diff_;
+  // Comparing and history: their state and widgets (compare_controller.h, history_controller.h).
+  CompareController* compare_ = nullptr;
+  HistoryController* history_ = nullptr;
 
-  // History.
-  viewer::HistoryPanel* history_ = nullptr;
-  QDockWidget* history_dock_ = nullptr;
-  QThreadPool* history_pool_ = nullptr;
-  std::shared_ptr<std::atomic<uint64_t>> history_latest_;
-  uint64_t history_generation_ = 0;
-  bool history_scheduled_ = false;
-  bool history_tracing_ = false;
-  bool history_waiting_ = false;  // for states to load
-  QString history_key_;           // "row/name" the panel shows or computes
-  std::vector<std::shared_ptr<const Module>> history_keep_;  // states loaded for the trace
+  // Replay.
+  int replay_runs_ = 0;
+  QString replay_run_label_;  // "run 2: NaN/Inf locator on interpreter, 0007 …"
+  ReplayController* replay_ = nullptr;
+  quint64 replay_id_ = 0;
+  hlowb::worker::ReplayRequest last_replay_;
+  hlowb::worker::ReplayResult last_result_;
+  std::shared_ptr<const Module> replayed_module_;  // the module the results name
+  int replayed_module_index_ = -1;                  // the dump module a bisection ran on
+  int replay_dump_module_ = -1;  // the dump module the panel's results are for (-1: none)
+  QPointer<QProcess> bundle_process_;
+
+  // Compile and capture.
+  QPointer<QProcess> compile_process_;
+  QPointer<QProcess> capture_process_;
+  QPointer<QDialog> capture_dialog_;
+  QString capture_output_;
+  bool capture_cancelled_ = false;
 };
 
 // Applies the light or dark palette: `theme` is "system" (dark when the platform's window
