@@ -511,10 +511,12 @@ def shape_bytes(shape):
 
 entry_text = open(os.path.join(out, P + '.after_optimizations.txt')).read().split('ENTRY ', 1)[1]
 entry = []  # (name, shape)
+entry_lines = {}  # name -> the instruction as written (for "from instruction:")
 for line in entry_text.split('\n')[1:]:
     m = re.match(r'\s+(?:ROOT )?%([\w.\-]+) = (\([^=]*?\)|\S+) ', line)
     if m:
         entry.append((m.group(1), m.group(2)))
+        entry_lines[m.group(1)] = line.strip().replace('ROOT ', '', 1)
 aliases = {'loop_subtract_fusion.2': 0, 'loop_subtract_fusion': 1, 'loop_subtract_fusion.3': 2,
            'loop_subtract_fusion.1': 3}
 ba = ['BufferAssignment:']
@@ -556,15 +558,41 @@ ba += temp_lines
 total = offset + sum(shape_bytes(s) for _, s in entry[:7]) + 8 + 48
 ba += ['', 'Total bytes used: %d (%.2fKiB)' % (total, total / 1024.0), '',
        'Used values:']
+# Each used value as XLA writes it: id, name and colour, positions, uses, and the defining
+# instruction's text.
+value_ids = {}
+for line in ba:
+    m = re.match(r' value: <(\d+) ([\w.\-]+)(?:\{\})? @0>', line)
+    if m:
+        value_ids.setdefault(m.group(2), int(m.group(1)))
 for name, shape in entry:
-    ba.append('<%s @0>' % name)
+    if name not in value_ids:
+        value_ids[name] = value_id
+        value_id += 1
+    ba.append('<%d %s @0>' % (value_ids[name], name))
     ba.append(' positions:')
     ba.append('  %s' % name)
+    ba.append(' uses:')
+    ba.append(' from instruction: %s' % entry_lines[name])
 ba += ['', 'HloLiveRange (max %d):' % (len(entry) - 1), '  InstructionSequence:']
 ba += ['    %d:%s' % (i, n) for i, (n, _) in enumerate(entry)]
 ba += ['  BufferLiveRange:']
-for i, (name, _) in enumerate(entry):
-    ba.append('    %s{}:%d-%d' % (name, i, len(entry) - 1 if i < 7 or name in aliases else min(i + 3, len(entry) - 1)))
+ranges = []  # (name, start, end, bytes)
+for i, (name, shape) in enumerate(entry):
+    end = len(entry) - 1 if i < 7 or name in aliases else min(i + 3, len(entry) - 1)
+    ranges.append((name, i, end, shape_bytes(shape)))
+    ba.append('    %s{}:%d-%d' % (name, i, end))
+# The peak as XLA picks it: a value counts from its start to one past its end; the first point
+# where the running sum reaches a new maximum.
+peak_t, peak_bytes = 0, -1
+for t in range(len(entry) + 1):
+    live = sum(b for _, start, end, b in ranges if start <= t <= end)
+    if live > peak_bytes:
+        peak_t, peak_bytes = t, live
+ba.append('  Live ranges at %d (peak):' % peak_t)
+for name, start, end, b in ranges:
+    if start <= peak_t <= end:
+        ba.append('    %s: %d bytes' % (name, b))
 with open(os.path.join(out, P + '.after_optimizations-buffer-assignment.txt'), 'w') as f:
     f.write('\n'.join(ba) + '\n')
 
