@@ -3,11 +3,14 @@
 // smallest module found to OUT as HLO text — with a run_hlo_module literals file next to it
 // when its arguments are not what `hlowb replay` makes by itself — and prints how much smaller
 // it got, how it fails, and the command that shows it failing. Progress goes to stderr.
+// SIGINT or SIGTERM stops the reduction the way --time_limit does (the smallest failing module
+// so far is checked and written; "stopped: cancelled"); a second one ends the process at once.
 // Exit code 0 when the reduced module was written and the final check saw it fail the same
 // way, 1 when the input could not be read, the original does not fail, or the check did not
 // hold, 2 for usage errors.
 #include <cctype>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/replay_tools.h"
 #include "core/proto/open_file.h"
+#include "core/support/cancel.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
 #include "replay/codegen/cpu_jit.h"
@@ -47,7 +51,8 @@ constexpr char kUsage[] =
     "comes with a literals file (--literals_out, default OUT's name with .literals.pb) unless\n"
     "its arguments are the fake data hlowb replay makes from the seed. --time_limit (default\n"
     "300) stops with the smallest module so far; --candidate_timeout (default: 4x the last\n"
-    "failing run + 0.5 s) bounds each candidate's run.\n";
+    "failing run + 0.5 s) bounds each candidate's run. SIGINT or SIGTERM (Ctrl+C) stops early\n"
+    "the same way; a second one ends the process.\n";
 
 bool ParseSeconds(const Args& args, const std::string& name, double* out) {
   if (!args.Has(name)) return true;
@@ -86,6 +91,25 @@ std::string ShellQuote(const std::string& s) {
     }
   }
   return q + "'";
+}
+
+// The token SIGINT and SIGTERM cancel (a lock-free atomic store is async-signal-safe). It
+// lives as long as the process, and the handler stays installed to the end: a stop that comes
+// while the result is being written is then a no-op instead of ending the process before its
+// output is flushed.
+CancelToken g_stop_token;
+
+extern "C" void StopReduction(int /*signal*/) { g_stop_token.Cancel(); }
+
+// Installs StopReduction for SIGINT and SIGTERM. SA_RESETHAND: the second signal takes the
+// default action and ends the process.
+void StopOnSignal() {
+  struct sigaction action = {};
+  action.sa_handler = StopReduction;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
 }
 
 std::string Seconds(double s) {
@@ -226,7 +250,8 @@ int RunReduce(const std::vector<std::string>& argv) {
                   static_cast<long long>(p.candidates), static_cast<long long>(p.accepted));
     std::cerr << buf;
   };
-  absl::StatusOr<ReduceResult> result = ReduceModule(module, options, progress);
+  StopOnSignal();
+  absl::StatusOr<ReduceResult> result = ReduceModule(module, options, progress, &g_stop_token);
   if (!result.ok()) {
     std::cerr << "error: " << path << ": " << result.status().message() << "\n";
     return kInputError;

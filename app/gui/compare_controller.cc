@@ -405,6 +405,7 @@ void CompareController::ApplyDiff(uint64_t generation, int base_row,
                                   : QString();
   diff_view_->SetDiff(base, shown, diff, base_label, shown_label);
   UpdateComparePane();
+  emit comparisonChanged(base_row);
   if (const QString selected = host_->SelectedName(); !selected.isEmpty()) {
     const std::string name = selected.toStdString();
     for (const auto& c : host_->ShownModule()->computations()) {
@@ -424,10 +425,12 @@ void CompareController::EndComparison() {
   diff_position_ = -1;
   compared_base_row_ = -1;
   diff_.reset();
+  const bool was_comparing = diff_base_module_ != nullptr;
   diff_base_module_.reset();
   views_.graph->SetRemovedGhosts({});
   diff_view_->Clear();
   UpdateComparePane();
+  if (was_comparing) emit comparisonChanged(-1);
   if (!diff_bar_->isVisible() && diff_summary_->text().isEmpty()) return;
   views_.graph->SetDiffMarks({});
   views_.text->SetDiffMarks({});

@@ -120,6 +120,8 @@ class CompareController : public QObject {
 
   int diff_base_row() const { return diff_base_row_; }
   int compared_base_row() const { return compared_base_row_; }
+  // The base state's module of the comparison shown; null when none.
+  std::shared_ptr<const Module> compared_base_module() const { return diff_base_module_; }
   bool IsComparing() const { return compared_base_row_ >= 0; }
   bool side_by_side() const { return side_by_side_; }
   // The diff bar's text; empty when not comparing.
@@ -140,6 +142,10 @@ class CompareController : public QObject {
   // The window's selection changed: the side-by-side view follows it (unless it came from
   // there).
   void FollowSelection(const Instruction* instruction);
+
+ signals:
+  // A comparison is now shown against timeline row `base_row`, or ended (-1).
+  void comparisonChanged(int base_row);
 
  private:
   bool CompareWithRow(int row);

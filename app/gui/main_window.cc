@@ -41,7 +41,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "app/gui/artifacts_controller.h"
 #include "app/gui/keyboard_shortcuts.h"
+#include "app/gui/memory_controller.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
 #include "viewer/text/hlo_text_view.h"
@@ -143,10 +145,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Comparing: the diff bar, and the text pane (the text view, or while comparing side by side
   // the two-sided diff).
   compare_ = new CompareController(this, this, {graph_, text_, properties_});
+  connect(compare_, &CompareController::comparisonChanged, this, &MainWindow::comparisonChanged);
   splitter_ = new QSplitter(Qt::Horizontal);
   splitter_->setObjectName(QStringLiteral("centralSplitter"));
   splitter_->addWidget(graph_);
-  splitter_->addWidget(compare_->text_pane());
+  // The text side: the HLO text pane, and the dump's artifacts in tabs after it.
+  artifacts_ = new ArtifactsController(this, compare_->text_pane());
+  splitter_->addWidget(artifacts_->tabs());
   splitter_->setStretchFactor(0, 3);
   splitter_->setStretchFactor(1, 2);
   splitter_->setChildrenCollapsible(false);
@@ -162,6 +167,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   BuildActions();
   BuildStatusBar();
   BuildCompareUi();  // main_window_compare.cc
+  artifacts_->BuildDock();  // the Artifacts dock (artifacts_controller.h)
+  memory_ = new MemoryController(this);  // the Memory dock (memory_controller.h)
 
   ConnectLoader();  // main_window_documents.cc
 
@@ -460,6 +467,7 @@ void MainWindow::BuildActions() {
                              "what each colour means"));
   connect(by_sharding, &QAction::toggled, this,
           [this](bool on) { graph_->SetColorBySharding(on); });
+  BuildCostOverlay(view_menu_);  // main_window_cost.cc
   view_menu_->addSeparator();
   QMenu* theme = view_menu_->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(this);

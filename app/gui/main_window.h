@@ -25,6 +25,7 @@
 #include <QString>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -51,8 +52,13 @@ class QTableView;
 class QToolBar;
 class QToolButton;
 
+namespace hlowb {
+enum class CostMetric;
+}  // namespace hlowb
+
 namespace hlowb::viewer {
 class ComputationsModel;
+class CostOverlayController;
 class GraphView;
 class HistoryPanel;
 class HloDiffView;
@@ -67,6 +73,10 @@ class TimelineModel;
 }  // namespace hlowb::viewer
 
 namespace hlowb::gui {
+
+class ArtifactsController;
+class MemoryController;
+class ReduceDialog;
 
 // What to open and show first; the command line fills it (`hlowb gui --module=M --step=S
 // --select=NAME PATH`).
@@ -99,6 +109,9 @@ class MainWindow : public QMainWindow,
   void SelectInstruction(const hlowb::Instruction* instruction);
   // Selects an instruction of the current module by name; false when there is none.
   bool SelectInstructionByName(const QString& name);
+  // Shows the computation `name` of the current module in the graph, the text and the
+  // computations list (the selection stays when it is in it); false when there is none such.
+  bool ShowComputationByName(const QString& name);
   // Selects the next (or previous) instruction of the module whose name, opcode, op_name,
   // op_type or called computation's name contains `query` (in the text's order, wrapping), says
   // which of how many it is ("3 of 12") and highlights every match in the graph and the text;
@@ -131,6 +144,9 @@ class MainWindow : public QMainWindow,
   // Row of the shown state in the timeline model (not the filter); -1 when none.
   int current_state_row() const { return shown_row_; }
   const std::vector<DumpState>& states() const { return states_; }
+  // The parsed module of timeline row `row` while it is kept; null when it is not (not loaded
+  // yet, failed to parse, or dropped to save memory: see SetStateMemoryBudget).
+  std::shared_ptr<const Module> state_module(int row) const { return StateModule(row); }
   QStringList recent_files() const;
   // File ▸ Open Recent: one entry per recent path, labelled with the full path.
   QMenu* recent_menu() const { return recent_menu_; }
@@ -178,6 +194,9 @@ class MainWindow : public QMainWindow,
   bool CompareWithDiffBase();
   // The base row of the comparison shown (-1 when none) and whether one is shown.
   int compared_base_row() const { return compare_->compared_base_row(); }
+  // The base state's module of the comparison shown (null when none); comparisonChanged says
+  // when it changes.
+  std::shared_ptr<const Module> compared_base_module() const;
   bool IsComparing() const { return compare_->IsComparing(); }
   // Side by side: while comparing, the text pane shows the aligned two-sided diff.
   void SetSideBySide(bool on);
@@ -193,6 +212,10 @@ class MainWindow : public QMainWindow,
   viewer::HloDiffView* diff_view() const { return compare_->diff_view(); }
   viewer::HistoryPanel* history_panel() const { return history_->panel(); }
   QDockWidget* history_dock() const { return history_->dock(); }
+  // The Memory dock (memory_controller.h): the shown state's memory over its schedule.
+  MemoryController* memory_controller() const { return memory_; }
+  // The Artifacts dock and the artifact tabs after the HLO text (artifacts_controller.h).
+  ArtifactsController* artifacts_controller() const { return artifacts_; }
   // Replays the shown module in the worker process with the panel's settings.
   void StartReplay(const viewer::ReplaySettings& settings);
   // Writes what reproduces the last replay to `dir`: the module (module.hlo, or the file it
@@ -203,6 +226,18 @@ class MainWindow : public QMainWindow,
   // child process; bundleExported reports the outcome. False when there is no replay yet or a
   // bundle is being written.
   bool ExportReplayBundle(const QString& dir);
+  // The Replay dock's Reduce… (offered after a run that failed): shrinks the module of
+  // the last replay while it keeps failing with `until` ("mismatch", "nonfinite", "crash",
+  // "error") through `hlowb reduce` in a child process, with the last replay's platforms, data
+  // and tolerances; the dialog shows progress and Stop; the reduced module then opens as a new
+  // document (OpenInNewWindow) and goes into a bug bundle. `out_dir` empty: a fresh folder
+  // under the temporary directory. `start` false only shows the dialog. Returns the dialog
+  // (null when there is no replay to reduce, saying so in the status bar).
+  ReduceDialog* ShowReduceDialog(const QString& until, const QString& out_dir = {},
+                                 bool start = false);
+  ReduceDialog* reduce_dialog() const;
+  // Opens `path` in a new window (which deletes itself when closed) and returns it.
+  MainWindow* OpenInNewWindow(const QString& path);
   // --- The embedded compiler (main_window_compile.cc). ---
   // Compiles the shown module with `hlowb opt` in a child process (the window stays
   // responsive; a compile that fails or crashes only reports) with per-pass dumps into
@@ -232,6 +267,12 @@ class MainWindow : public QMainWindow,
   QString capture_output() const { return capture_output_; }
   // File ▸ Capture from Program…: command line, options, live output, Cancel.
   void ShowCaptureDialog();
+  // View ▸ Colour by Cost (main_window_cost.cc): colours the graph by the cost model's flops,
+  // transcendentals, bytes accessed or estimated time (kOff: off), computed off the UI thread,
+  // and adds the totals per computation to the computations list. Remembered across sessions.
+  void SetCostMetric(CostMetric metric);
+  CostMetric cost_metric() const;
+  viewer::CostOverlayController* cost_overlay() const { return cost_overlay_; }
   // Colours the graph by the last replay's results (the panel's heat-map choice calls it).
   void ApplyHeatMap(viewer::HeatMetric metric);
   viewer::ModulesModel* modules_model() const { return modules_model_; }
@@ -264,6 +305,9 @@ class MainWindow : public QMainWindow,
   // state is shown (stateShown), the views select the instruction of the same name there, if
   // any, without this signal.
   void instructionSelectionChanged(const hlowb::Instruction* instruction);
+  // A comparison is now shown against timeline row `base_row` (compared_base_module()), or it
+  // ended (-1).
+  void comparisonChanged(int base_row);
   // A bundle export finished: `ok`, and the folder or what went wrong.
   void bundleExported(bool ok, const QString& message);
   // A compile finished: `ok`, and the dump folder (now being opened) or what went wrong.
@@ -441,6 +485,8 @@ class MainWindow : public QMainWindow,
   // Comparing and history: their state and widgets (compare_controller.h, history_controller.h).
   CompareController* compare_ = nullptr;
   HistoryController* history_ = nullptr;
+  MemoryController* memory_ = nullptr;  // the Memory dock
+  ArtifactsController* artifacts_ = nullptr;  // the Artifacts dock and the artifact tabs
 
   // Replay.
   int replay_runs_ = 0;
@@ -453,6 +499,14 @@ class MainWindow : public QMainWindow,
   int replayed_module_index_ = -1;                  // the dump module a bisection ran on
   int replay_dump_module_ = -1;  // the dump module the panel's results are for (-1: none)
   QPointer<QProcess> bundle_process_;
+  QPointer<ReduceDialog> reduce_dialog_;
+  // The cost overlay (main_window_cost.cc).
+  void BuildCostOverlay(QMenu* view);
+  viewer::CostOverlayController* cost_overlay_ = nullptr;
+  std::vector<std::pair<CostMetric, QAction*>> cost_actions_;
+  // The failure a reduction of the last replay keeps ("" when the last run did not fail).
+  QString ReducibleFailure(const hlowb::worker::ReplayResult* result, bool failed,
+                           const QString& error) const;
 
   // Compile and capture.
   QPointer<QProcess> compile_process_;

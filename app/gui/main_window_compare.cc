@@ -35,6 +35,10 @@ const Instruction* MainWindow::SelectNextChange(bool backwards) {
 
 void MainWindow::ClearDiff() { compare_->Clear(); }
 
+std::shared_ptr<const Module> MainWindow::compared_base_module() const {
+  return compare_->compared_base_module();
+}
+
 QString MainWindow::diff_summary() const { return compare_->diff_summary(); }
 
 bool MainWindow::CompareRows(int base_row, int row) { return compare_->CompareRows(base_row, row); }

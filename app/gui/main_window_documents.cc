@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "app/gui/main_window.h"
+#include "viewer/graph/graph_cost_overlay.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
 #include "viewer/text/hlo_text_view.h"
@@ -75,6 +76,7 @@ void MainWindow::Open(const OpenRequest& request) {
   // Forget what was shown; views first, while the modules they show are still alive.
   pending_graph_select_ = nullptr;
   properties_->Clear();
+  cost_overlay_->SetComputation(nullptr, nullptr);  // before its instructions go
   graph_->Clear();
   text_->Clear();
   computations_model_->SetModule(nullptr);
@@ -217,6 +219,7 @@ void MainWindow::ChooseModule(int module_index) {
   compare_->ForgetModule();  // no comparison or diff base carries over
   history_->ForgetKeptStates();
   properties_->Clear();
+  cost_overlay_->SetComputation(nullptr, nullptr);  // before its instructions go
   graph_->Clear();
   text_->Clear();
   computations_model_->SetModule(nullptr);
@@ -497,6 +500,8 @@ void MainWindow::ShowComputation(const Computation* computation, const Instructi
   syncing_ = true;
   computation_ = computation;
   pending_graph_select_ = select;
+  // The overlay first: its heat map names the instructions the graph shows now.
+  cost_overlay_->SetComputation(computation ? module_ : nullptr, computation);
   if (computation) {
     graph_->SetComputation(module_, computation);
   } else {
@@ -525,6 +530,7 @@ void MainWindow::ShowError(const QString& path, const QString& raw_text,
                            const QString& diagnostic) {
   pending_graph_select_ = nullptr;
   properties_->Clear();
+  cost_overlay_->SetComputation(nullptr, nullptr);  // before its instructions go
   graph_->Clear();
   computations_model_->SetModule(nullptr);
   module_.reset();

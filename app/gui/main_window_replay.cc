@@ -3,6 +3,8 @@
 // profile, isolation table, pass bisection), the graph (heat map, the NaN/Inf locator's
 // instruction) and the timeline (the bisection's verdict per state).
 #include <QDir>
+#include <QAtomicInt>
+#include <QCoreApplication>
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QFileDialog>
@@ -20,10 +22,13 @@
 #include <unordered_map>
 
 #include "app/gui/main_window.h"
+#include "app/gui/reduce_dialog.h"
 #include "core/proto/literal_convert.h"
 #include "core/support/file_util.h"
 #include "core/text/printer.h"
 #include "replay/backends/xla/xla_cpu_backend.h"
+#include "core/analysis/cost_overlay.h"
+#include "viewer/graph/graph_cost_overlay.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
 #include "viewer/widgets/replay_panel.h"
@@ -134,6 +139,13 @@ void MainWindow::BuildReplay() {
   });
   connect(replay_panel_, &viewer::ReplayPanel::heatMetricChanged, this,
           [this](viewer::HeatMetric metric) { ApplyHeatMap(metric); });
+  // Choosing a replay measure takes the heat map back from the cost overlay.
+  connect(replay_panel_, &viewer::ReplayPanel::heatMetricChosen, this,
+          [this](viewer::HeatMetric metric) {
+            if (metric != viewer::HeatMetric::kOff && cost_metric() != CostMetric::kOff) {
+              SetCostMetric(CostMetric::kOff);
+            }
+          });
   connect(replay_panel_, &viewer::ReplayPanel::instructionActivated, this,
           [this](const QString& name) {
             // Rows name instructions of the replayed module; find the same name here.
@@ -159,8 +171,12 @@ void MainWindow::BuildReplay() {
           });
   connect(replay_, &ReplayController::failed, this,
           [this](quint64 id, const QString& message, const QString& last) {
-            if (id == replay_id_) replay_panel_->ShowError(message, last);
+            if (id != replay_id_) return;
+            replay_panel_->ShowError(message, last);
+            replay_panel_->SetReducible(ReducibleFailure(nullptr, true, message));
           });
+  connect(replay_panel_, &viewer::ReplayPanel::reduceRequested, this,
+          [this](const QString& until) { ShowReduceDialog(until); });
 }
 
 std::vector<std::string> MainWindow::DumpSnapshotPaths() const {
@@ -251,6 +267,8 @@ void MainWindow::StartReplay(const viewer::ReplaySettings& settings) {
 
 void MainWindow::OnReplayFinished(std::shared_ptr<const hlowb::worker::ReplayResult> payload) {
   const hlowb::worker::ReplayResult& result = *payload;
+  // Every verdict below leaves the offer standing (only a new run or Clear withdraws it).
+  replay_panel_->SetReducible(ReducibleFailure(&result, false, QString()));
   // What the heat map needs later; the values (which can be large) are not kept here.
   last_result_.Clear();
   *last_result_.mutable_profile() = result.profile();
@@ -388,6 +406,8 @@ const Instruction* MainWindow::FindReplayInstruction(const QString& computation,
 }
 
 void MainWindow::ApplyHeatMap(viewer::HeatMetric metric) {
+  // While the cost overlay is on, the heat map is its (main_window_cost.cc).
+  if (cost_metric() != CostMetric::kOff) return;
   // The results name the replayed module's instructions; another state may reuse names for
   // other things, so the map is drawn only on the module that ran.
   if (metric == viewer::HeatMetric::kOff || !module_ || module_ != replayed_module_) {
@@ -450,7 +470,7 @@ void MainWindow::ForgetReplayResults() {
   replayed_module_.reset();
   replay_dump_module_ = -1;
   replay_panel_->Clear();
-  graph_->ClearHeatMap();
+  if (cost_overlay_ == nullptr || !cost_overlay_->OwnsHeatMap()) graph_->ClearHeatMap();
   if (replayed_module_index_ >= 0) {
     timeline_model_->SetReplayVerdicts({});
     timeline_view_->setColumnHidden(viewer::TimelineModel::kReplay, true);
@@ -558,6 +578,129 @@ bool MainWindow::ExportReplayBundle(const QString& dir) {
   });
   process->start(replay_->program(), args);
   return true;
+}
+
+QString MainWindow::ReducibleFailure(const hlowb::worker::ReplayResult* result, bool failed,
+                                     const QString& error) const {
+  const hlowb::worker::ReplayRequest& r = last_replay_;
+  if (r.bisect_passes() || (r.module_path().empty() && r.module_text().empty())) return {};
+  if (failed) {
+    if (error == QStringLiteral("cancelled")) return {};
+    return error.contains(QStringLiteral("crashed")) ? QStringLiteral("crash")
+                                                      : QStringLiteral("error");
+  }
+  if (result == nullptr) return {};
+  // A mismatch reduction needs a platform to compare with: a comparison against a snapshot's
+  // recorded result has none.
+  const bool reference = !r.reference_platform().empty();
+  if (r.isolate_instructions()) {
+    for (const auto& row : result->isolation()) {
+      if (row.test_status() != "MATCHED" && row.test_status() != "RAN" &&
+          row.test_status() != "SKIPPED") {
+        return reference ? QStringLiteral("mismatch") : QString();
+      }
+    }
+    return {};
+  }
+  if (result->has_nonfinite()) {
+    return result->nonfinite().found() ? QStringLiteral("nonfinite") : QString();
+  }
+  bool compared = false;
+  for (const auto& it : result->iterations()) compared |= !it.compared_against().empty();
+  return compared && !result->all_match() && reference ? QStringLiteral("mismatch") : QString();
+}
+
+ReduceDialog* MainWindow::ShowReduceDialog(const QString& until, const QString& out_dir,
+                                           bool start) {
+  const hlowb::worker::ReplayRequest& r = last_replay_;
+  if (r.bisect_passes() || (r.module_path().empty() && r.module_text().empty())) {
+    statusBar()->showMessage(tr("Run a replay that fails first: Reduce… shrinks its module"),
+                             8000);
+    return nullptr;
+  }
+  if (reduce_dialog_ && reduce_dialog_->runner()->running()) {
+    reduce_dialog_->show();
+    reduce_dialog_->raise();
+    statusBar()->showMessage(tr("A reduction is running"), 5000);
+    return reduce_dialog_;
+  }
+  static QAtomicInt counter;
+  const QString dir =
+      !out_dir.isEmpty()
+          ? out_dir
+          : QDir(QDir::tempPath())
+                .filePath(QStringLiteral("hlowb-reduce-%1-%2")
+                              .arg(QCoreApplication::applicationPid())
+                              .arg(counter.fetchAndAddRelaxed(1)));
+  ReduceJob job;
+  job.program = replay_->program();
+  job.until = until;
+  job.out_dir = dir;
+  // The module as it ran: the file itself (a snapshot brings its arguments), or the shown
+  // state's text next to what the reduction writes.
+  job.input = Q(r.module_path());
+  if (job.input.isEmpty()) {
+    if (!QDir().mkpath(dir) ||
+        !WriteStringToFile(QDir(dir).filePath(QStringLiteral("input.hlo")).toStdString(),
+                           r.module_text())
+             .ok()) {
+      statusBar()->showMessage(tr("Cannot write the module to %1").arg(dir), 8000);
+      return nullptr;
+    }
+    job.input = QDir(dir).filePath(QStringLiteral("input.hlo"));
+  }
+  if (!r.platform().empty()) job.replay_flags << QStringLiteral("--platform=") + Q(r.platform());
+  if (until == QStringLiteral("mismatch") && !r.reference_platform().empty()) {
+    job.replay_flags << QStringLiteral("--reference_platform=") + Q(r.reference_platform());
+  }
+  job.replay_flags << QStringLiteral("--seed=%1").arg(static_cast<qulonglong>(r.seed()));
+  if (r.force_fake_data()) job.replay_flags << QStringLiteral("--force_fake_data");
+  if (r.abs_error_bound() > 0) {
+    job.replay_flags << QStringLiteral("--abs_error_bound=%1").arg(r.abs_error_bound(), 0, 'g', 17);
+  }
+  if (r.rel_error_bound() > 0) {
+    job.replay_flags << QStringLiteral("--rel_error_bound=%1").arg(r.rel_error_bound(), 0, 'g', 17);
+  }
+  if (!r.host_transfers().empty()) {
+    job.replay_flags << QStringLiteral("--host_transfers=") + Q(r.host_transfers());
+  }
+  QString description =
+      tr("%1 — %2 on %3").arg(replay_run_label_, replay_panel_->Verdict(), Q(r.platform()));
+  if (r.module_path().empty() && r.argument_snapshots_size() > 0 && !r.force_fake_data()) {
+    description += tr("\nThe reduction runs on fake data from seed %1: the dump's snapshot "
+                      "arguments are not carried over, so a failure that needs them may not "
+                      "reproduce.")
+                       .arg(static_cast<qulonglong>(r.seed()));
+  }
+  if (reduce_dialog_) reduce_dialog_->deleteLater();
+  auto* dialog = new ReduceDialog(job, description, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose, false);
+  reduce_dialog_ = dialog;
+  connect(dialog, &ReduceDialog::openRequested, this, [this](const QString& path) {
+    if (!path.isEmpty()) OpenInNewWindow(path);
+  });
+  connect(dialog, &ReduceDialog::reduceFinished, this, [this](const ReduceOutcome& o) {
+    statusBar()->showMessage(o.ok ? tr("Reduced to %1 instructions: %2")
+                                        .arg(o.reduced_instructions)
+                                        .arg(o.reduced_path)
+                                  : tr("Reduction failed: %1").arg(o.message),
+                             15000);
+  });
+  dialog->show();
+  if (start) dialog->Start();
+  return dialog;
+}
+
+ReduceDialog* MainWindow::reduce_dialog() const { return reduce_dialog_.data(); }
+
+MainWindow* MainWindow::OpenInNewWindow(const QString& path) {
+  auto* w = new MainWindow();
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  w->replay_->SetWorkerCommand(replay_->program(), replay_->worker_arguments());
+  w->resize(size());
+  w->show();
+  w->OpenPath(path);
+  return w;
 }
 
 }  // namespace hlowb::gui

@@ -85,6 +85,18 @@ bool MainWindow::SelectInstructionByName(const QString& name) {
   return true;
 }
 
+bool MainWindow::ShowComputationByName(const QString& name) {
+  if (!module_) return false;
+  const Computation* computation = module_->FindComputation(name.toStdString());
+  if (!computation) return false;
+  // As when it is chosen in the computations list: the selection stays when it is in it.
+  computation_name_ = name;
+  const Instruction* keep = nullptr;
+  if (!selected_name_.isEmpty()) keep = computation->FindInstruction(selected_name_.toStdString());
+  if (computation != computation_) ShowComputation(computation, keep);
+  return true;
+}
+
 void MainWindow::SyncSelection(const Instruction* instruction, bool graph, bool text,
                                bool properties) {
   if (!module_) return;

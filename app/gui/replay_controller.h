@@ -35,6 +35,7 @@ class ReplayController : public QObject {
   void SetWorkerCommand(const QString& program, const QStringList& arguments);
   // The program the worker runs (the hlowb executable, which also writes bundles).
   QString program() const { return program_; }
+  QStringList worker_arguments() const { return arguments_; }
   // A request with no answer for this long fails and the worker is killed (default 10 min).
   void SetDeadlineMs(int ms) { deadline_ms_ = ms; }
 

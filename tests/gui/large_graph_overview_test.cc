@@ -380,6 +380,33 @@ class LargeGraphOverviewTest : public QObject {
     QCOMPARE(view_->NodeCount(), 6);
   }
 
+  // A heat map (the replay's or the cost overlay's) colours a collapsed box by the hottest
+  // instruction inside it, nested boxes included; boxes with nothing hot stay uncoloured, and
+  // expanding a box colours its members instead.
+  void HeatColoursTheBoxesThatHoldIt() {
+    auto module = Parse(ScopedModule(1.0));
+    QVERIFY(module != nullptr);
+    Show(module);
+    QVERIFY(view_->IsGrouped());
+    view_->SetHeatMap({{Find(*module, "loss.3"), 0.2},
+                       {Find(*module, "loss.7"), 0.9},
+                       {Find(*module, "mlp0.4"), 0.5}},
+                      QStringLiteral("test"), QStringLiteral("low"), QStringLiteral("high"));
+    QCOMPARE(view_->HeatColorOfScope(QStringLiteral("@loss")), GraphView::HeatColor(0.9));
+    // mlp0.4 sits two boxes deep: @encoder|layer_0 / @mlp.
+    QCOMPARE(view_->HeatColorOfScope(QStringLiteral("@encoder|layer_0")),
+             GraphView::HeatColor(0.5));
+    QVERIFY(!view_->HeatColorOfScope(QStringLiteral("@decoder")).isValid());
+    QCOMPARE(view_->CountHeatNodes(), 2);
+    QVERIFY(Relayout([&] { view_->SetClusterExpanded("@loss", true); }));
+    QCOMPARE(view_->HeatColorOf(Find(*module, "loss.7")), GraphView::HeatColor(0.9));
+    QCOMPARE(view_->HeatColorOf(Find(*module, "loss.3")), GraphView::HeatColor(0.2));
+    QCOMPARE(view_->CountHeatNodes(), 3);  // two members and the encoder's box
+    view_->ClearHeatMap();
+    QCOMPARE(view_->CountHeatNodes(), 0);
+    QVERIFY(Relayout([&] { view_->SetClusterExpanded("@loss", false); }));
+  }
+
   // Double-clicking a box expands it in place: its members appear inside its frame, the other
   // boxes keep their order; collapsing it restores the picture. Selecting an instruction inside
   // a collapsed box opens the boxes around it.

@@ -871,27 +871,47 @@ void GraphScene::SetSelectedNodes(const std::vector<int>& nodes) {
   RecomputeEdgeStates();
 }
 
+void GraphScene::UpdateNodes(const std::vector<int>& nodes) {
+  // Each item update adds a rectangle to the views' next paint region, and painting a large
+  // graph clipped to a region of a hundred rectangles takes several times as long as painting
+  // all of it (about 300 ms against 30 for 3,500 recoloured nodes of a 4,500-node graph): past a
+  // few dozen nodes, one update of the whole scene.
+  constexpr size_t kWholeSceneAbove = 64;
+  if (nodes.size() > kWholeSceneAbove) {
+    update();
+    return;
+  }
+  for (int n : nodes) {
+    if (static_cast<size_t>(n) < items_.size() && items_[n]) items_[n]->update();
+  }
+}
+
 void GraphScene::SetDiffMarks(const std::vector<uint8_t>& marks) {
+  std::vector<int> changed;
   for (size_t n = 0; n < node_state_.size(); ++n) {
     const uint8_t mark = n < marks.size() ? static_cast<uint8_t>(marks[n] & 3) : 0;
     const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x0C) | (mark << 2));
     if (state == node_state_[n]) continue;
     node_state_[n] = state;
-    if (n < items_.size() && items_[n]) items_[n]->update();
+    changed.push_back(static_cast<int>(n));
   }
+  UpdateNodes(changed);
 }
 
 void GraphScene::SetSearchMatches(const std::vector<uint8_t>& matches) {
+  std::vector<int> changed;
   for (size_t n = 0; n < node_state_.size(); ++n) {
     const bool on = n < matches.size() && matches[n] != 0;
     const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x20) | (on ? 0x20 : 0));
     if (state == node_state_[n]) continue;
     node_state_[n] = state;
-    if (n < items_.size() && items_[n]) items_[n]->update();
+    changed.push_back(static_cast<int>(n));
   }
+  UpdateNodes(changed);
 }
 
 void GraphScene::SetHeat(const std::vector<QColor>& colors) {
+  std::vector<int> changed;
   heat_.assign(node_state_.size(), QColor());
   for (size_t n = 0; n < node_state_.size(); ++n) {
     const bool has = n < colors.size() && colors[n].isValid();
@@ -899,8 +919,9 @@ void GraphScene::SetHeat(const std::vector<QColor>& colors) {
     const uint8_t state = static_cast<uint8_t>((node_state_[n] & ~0x10) | (has ? 0x10 : 0));
     if (state == node_state_[n] && !has) continue;
     node_state_[n] = state;
-    if (n < items_.size() && items_[n]) items_[n]->update();
+    changed.push_back(static_cast<int>(n));
   }
+  UpdateNodes(changed);
 }
 
 void GraphScene::SetFills(NodeFills fills) {

@@ -229,6 +229,9 @@ class GraphScene : public QGraphicsScene {
   bool event(QEvent* event) override;
 
  private:
+  // Repaints the items of `nodes` (indexes whose look changed), or the whole scene when there
+  // are many of them.
+  void UpdateNodes(const std::vector<int>& nodes);
   void RecomputeEdgeStates();
 
   std::shared_ptr<const SceneModel> model_;

@@ -688,7 +688,7 @@ class GraphView::Impl {
   // Marks the nodes of diff_marks' instructions in `s` (null: nothing).
   void ApplyDiffMarks(gv::GraphScene* s);
   std::unordered_map<const Instruction*, uint8_t> diff_marks;
-  void ApplyHeat(gv::GraphScene* s);
+  void ApplyHeat(gv::GraphScene* s, const Prepared* prep);
   std::unordered_map<const Instruction*, double> heat;
   void ApplySearchMatches(gv::GraphScene* s);
   std::unordered_set<const Instruction*> search_matches;
@@ -1061,7 +1061,7 @@ void GraphView::Impl::OnModel(uint64_t g, std::shared_ptr<const Prepared> prep,
   staging = new gv::GraphScene(std::move(model), font_description);
   staging->SetDark(Dark());
   ApplyDiffMarks(staging);
-  ApplyHeat(staging);
+  ApplyHeat(staging, prep.get());
   ApplySearchMatches(staging);
   ApplySharding(staging, prep.get());
   staging_prep = std::move(prep);
@@ -1121,14 +1121,43 @@ void GraphView::Impl::ApplySearchMatches(gv::GraphScene* s) {
   s->SetSearchMatches(on);
 }
 
-void GraphView::Impl::ApplyHeat(gv::GraphScene* s) {
+void GraphView::Impl::ApplyHeat(gv::GraphScene* s, const Prepared* prep) {
   if (s == nullptr) return;
-  std::vector<QColor> colors(s->model().nodes.size());
+  const gv::SceneModel& model = s->model();
+  std::vector<QColor> colors(model.nodes.size());
   for (const auto& [instruction, value] : heat) {
-    auto it = s->model().by_instruction.find(instruction);
-    if (it == s->model().by_instruction.end()) continue;
+    auto it = model.by_instruction.find(instruction);
+    if (it == model.by_instruction.end()) continue;
     for (int n : it->second) {
-      if (!s->model().nodes[n].frame) colors[n] = GraphView::HeatColor(value);
+      if (!model.nodes[n].frame) colors[n] = GraphView::HeatColor(value);
+    }
+  }
+  // A collapsed op_name scope box takes the hottest value inside it (nested boxes too), so the
+  // overview of a large computation shows where the heat is.
+  const graph::HloGraph* hlo = prep != nullptr ? prep->hlo.get() : nullptr;
+  const graph::ScopeGrouping* grouping = hlo != nullptr ? hlo->grouping() : nullptr;
+  if (!heat.empty() && grouping != nullptr && hlo->ungrouped() != nullptr) {
+    const LayoutGraph& flat = *hlo->ungrouped();
+    for (size_t n = 0; n < model.nodes.size(); ++n) {
+      const gv::NodeSpec& node = model.nodes[n];
+      if (node.frame || node.role != graph::HloNodeRole::kGroup) continue;
+      const int box = grouping->FindBox(node.path.toStdString());
+      if (box < 0) continue;
+      double hottest = -1;
+      std::vector<int> stack = {box};
+      while (!stack.empty()) {
+        const graph::ScopeBox& b = grouping->boxes()[stack.back()];
+        stack.pop_back();
+        for (int v : b.members) {
+          if (v < 0 || v >= static_cast<int>(flat.nodes.size())) continue;
+          const graph::HloNodeInfo* info = hlo->info(flat.nodes[v].tag);
+          if (info == nullptr || info->instruction == nullptr) continue;
+          auto h = heat.find(info->instruction);
+          if (h != heat.end()) hottest = std::max(hottest, h->second);
+        }
+        stack.insert(stack.end(), b.boxes.begin(), b.boxes.end());
+      }
+      if (hottest >= 0) colors[n] = GraphView::HeatColor(hottest);
     }
   }
   s->SetHeat(colors);
@@ -1947,8 +1976,8 @@ void GraphView::SetHeatMap(std::unordered_map<const Instruction*, double> values
   d.heat_title = d.heat.empty() ? QString() : title;
   d.heat_low = low_label;
   d.heat_high = high_label;
-  d.ApplyHeat(d.scene);
-  d.ApplyHeat(d.staging);
+  d.ApplyHeat(d.scene, d.shown.get());
+  d.ApplyHeat(d.staging, d.staging_prep.get());
   d.heat_legend->setVisible(!d.heat.empty());
   d.heat_legend->update();
 }
@@ -1960,6 +1989,19 @@ QColor GraphView::HeatColorOf(const Instruction* instruction) const {
   if (it == d.scene->model().by_instruction.end()) return QColor();
   for (int n : it->second) {
     if (const QColor* c = d.scene->heat(n)) return *c;
+  }
+  return QColor();
+}
+
+QColor GraphView::HeatColorOfScope(const QString& path) const {
+  const Impl& d = *impl_;
+  if (d.scene == nullptr) return QColor();
+  const auto& nodes = d.scene->model().nodes;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].frame || nodes[n].role != graph::HloNodeRole::kGroup || nodes[n].path != path) {
+      continue;
+    }
+    if (const QColor* c = d.scene->heat(static_cast<int>(n))) return *c;
   }
   return QColor();
 }

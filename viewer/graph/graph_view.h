@@ -101,7 +101,8 @@ class GraphView : public QWidget {
 
   // Heat map: each instruction's value in [0, 1] fills its node on a pale-yellow-to-red scale,
   // in this graph and every later layout, until replaced; a legend under the graph names the
-  // metric and what 0 and 1 stand for. An empty map ends it.
+  // metric and what 0 and 1 stand for. A collapsed op_name scope box takes the colour of the
+  // hottest instruction inside it. An empty map ends it.
   void SetHeatMap(std::unordered_map<const Instruction*, double> values, const QString& title,
                   const QString& low_label, const QString& high_label);
   void ClearHeatMap() { SetHeatMap({}, QString(), QString(), QString()); }
@@ -110,6 +111,8 @@ class GraphView : public QWidget {
   // The colour drawn for an instruction's node (invalid when none or not drawn), how many
   // drawn nodes carry one, and the legend's text (empty when hidden).
   QColor HeatColorOf(const Instruction* instruction) const;
+  // The colour drawn for the collapsed scope box at `path` ("@encoder|layer_0").
+  QColor HeatColorOfScope(const QString& path) const;
   int CountHeatNodes() const;
   QString HeatLegendText() const;
 

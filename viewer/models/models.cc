@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "core/analysis/cost_model.h"
+#include "core/analysis/cost_overlay.h"
 #include "core/ir/computation.h"
 #include "core/ir/instruction.h"
 #include "core/ir/opcode.h"
@@ -404,6 +407,10 @@ ComputationsModel::ComputationsModel(QObject* parent) : QAbstractTableModel(pare
 
 void ComputationsModel::SetModule(std::shared_ptr<const Module> module) {
   beginResetModel();
+  if (module.get() != module_.get()) {
+    cost_totals_.clear();
+    cost_device_.clear();
+  }
   module_ = std::move(module);
   rows_.clear();
   kinds_.clear();
@@ -454,12 +461,58 @@ QString ComputationsModel::KindAt(int row) const {
   return kinds_[row];
 }
 
+bool ComputationsModel::SetCostTotals(const Module* module,
+                                      const std::vector<ComputationTotals>& totals,
+                                      const QString& device) {
+  std::unordered_map<const Computation*, CostTotals> by_computation;
+  if (module != nullptr) {
+    if (module != module_.get()) return false;
+    const std::unordered_set<const Computation*> shown(rows_.begin(), rows_.end());
+    for (const ComputationTotals& t : totals) {
+      if (shown.count(t.computation)) by_computation[t.computation] = t.totals;
+    }
+  }
+  const bool had = HasCostTotals();
+  if (by_computation.empty()) {
+    if (had) {
+      beginRemoveColumns(QModelIndex(), kFlops, kColumnCount - 1);
+      cost_totals_.clear();
+      cost_device_.clear();
+      endRemoveColumns();
+    }
+    return true;
+  }
+  if (!had) {
+    beginInsertColumns(QModelIndex(), kFlops, kColumnCount - 1);
+    cost_totals_ = std::move(by_computation);
+    cost_device_ = device;
+    endInsertColumns();
+    return true;
+  }
+  cost_totals_ = std::move(by_computation);
+  cost_device_ = device;
+  if (!rows_.empty()) {
+    emit dataChanged(index(0, kFlops), index(static_cast<int>(rows_.size()) - 1, kColumnCount - 1));
+  }
+  emit headerDataChanged(Qt::Horizontal, kFlops, kColumnCount - 1);
+  return true;
+}
+
+std::optional<CostTotals> ComputationsModel::CostTotalsAt(int row) const {
+  const Computation* c = ComputationAt(row);
+  if (c == nullptr) return std::nullopt;
+  auto it = cost_totals_.find(c);
+  if (it == cost_totals_.end()) return std::nullopt;
+  return it->second;
+}
+
 int ComputationsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
 int ComputationsModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
+  if (parent.isValid()) return 0;
+  return HasCostTotals() ? kColumnCount : kFlops;
 }
 
 QVariant ComputationsModel::data(const QModelIndex& index, int role) const {
@@ -467,6 +520,42 @@ QVariant ComputationsModel::data(const QModelIndex& index, int role) const {
     return {};
   }
   const Computation* c = rows_[index.row()];
+  if (index.column() >= kFlops) {
+    auto it = cost_totals_.find(c);
+    const CostTotals* t = it != cost_totals_.end() ? &it->second : nullptr;
+    switch (role) {
+      case Qt::DisplayRole:
+        if (t == nullptr) return {};
+        switch (index.column()) {
+          case kFlops: return Q(CountMagnitude(t->flops));
+          case kBytes: return FormatBytes(t->bytes_accessed);
+          case kEstimatedTime: return Q(FormatEstimatedSeconds(t->seconds));
+        }
+        break;
+      case kSortRole:
+        // Rows without totals sort below every real value.
+        switch (index.column()) {
+          case kFlops: return t != nullptr ? qint64{t->flops} : qint64{-1};
+          case kBytes: return t != nullptr ? qint64{t->bytes_accessed} : qint64{-1};
+          case kEstimatedTime: return t != nullptr ? t->seconds : -1.0;
+        }
+        break;
+      case kIndexRole:
+        return index.row();
+      case Qt::TextAlignmentRole:
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+      case Qt::ToolTipRole:
+        if (t == nullptr) return {};
+        return tr("%1: %2 flops, %3 transcendentals, %4 bytes accessed; estimated %5 on %6")
+            .arg(Q(c->name()), QLocale::system().toString(qint64{t->flops}),
+                 QLocale::system().toString(qint64{t->transcendentals}),
+                 QLocale::system().toString(qint64{t->bytes_accessed}),
+                 Q(FormatEstimatedSeconds(t->seconds)), cost_device_);
+      default:
+        break;
+    }
+    return {};
+  }
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
@@ -508,12 +597,24 @@ QVariant ComputationsModel::data(const QModelIndex& index, int role) const {
 
 QVariant ComputationsModel::headerData(int section, Qt::Orientation orientation,
                                        int role) const {
-  if (orientation != Qt::Horizontal || section < 0 || section >= kColumnCount) return {};
+  if (orientation != Qt::Horizontal || section < 0 || section >= columnCount()) return {};
   if (role == Qt::DisplayRole) {
     switch (section) {
       case kName: return tr("Computation");
       case kInstructions: return tr("Instructions");
       case kKind: return tr("Kind");
+      case kFlops: return tr("Flops");
+      case kBytes: return tr("Bytes");
+      case kEstimatedTime: return tr("Est. time");
+    }
+  }
+  if (role == Qt::ToolTipRole) {
+    switch (section) {
+      case kFlops: return tr("Floating-point operations of the computation's instructions");
+      case kBytes: return tr("Bytes its instructions read and write");
+      case kEstimatedTime:
+        return tr("Estimated time on %1: the sum of its instructions' roofline estimates")
+            .arg(cost_device_);
     }
   }
   return {};

@@ -9,8 +9,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
+#include "core/analysis/cost_overlay.h"
 #include "core/dump/dump_index.h"
 #include "core/ir/module.h"
 
@@ -116,17 +118,30 @@ class TimelineFilterModel : public QSortFilterProxyModel {
 
 // Computations of one module: columns name, instructions, kind (entry, fusion, while body,
 // reducer, ...). The entry computation comes first, then the rest in module order.
+// Cost columns (flops, bytes accessed, estimated time) follow once the cost overlay's totals
+// were set (SetCostTotals): until then, and after they are cleared, the model has only the first
+// three columns. kSortRole gives their numbers (flops and bytes as qint64, seconds as double).
 class ComputationsModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { kName, kInstructions, kKind, kColumnCount };
+  enum Column { kName, kInstructions, kKind, kFlops, kBytes, kEstimatedTime, kColumnCount };
   explicit ComputationsModel(QObject* parent = nullptr);
+  // Another module drops the cost totals; the same module again keeps them.
   void SetModule(std::shared_ptr<const Module> module);
   const Computation* ComputationAt(int row) const;
   int RowOf(const Computation* computation) const;
   // The kind shown in `row` ("entry", "fusion", "while body", "reducer", ...).
   QString KindAt(int row) const;
+
+  // The cost columns' totals for the computations of `module` (the module shown, else ignored
+  // and false), and the device the estimated times are for (named in the column's tooltip).
+  // Computations without an entry show empty cells. Null or no totals remove the columns.
+  bool SetCostTotals(const Module* module, const std::vector<ComputationTotals>& totals,
+                     const QString& device = QString());
+  bool HasCostTotals() const { return !cost_totals_.empty(); }
+  // The totals shown in `row`; nullopt when none.
+  std::optional<CostTotals> CostTotalsAt(int row) const;
 
   int rowCount(const QModelIndex& parent = QModelIndex()) const override;
   int columnCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -138,6 +153,8 @@ class ComputationsModel : public QAbstractTableModel {
   std::shared_ptr<const Module> module_;
   std::vector<const Computation*> rows_;
   std::vector<QString> kinds_;  // parallel to rows_
+  std::unordered_map<const Computation*, CostTotals> cost_totals_;
+  QString cost_device_;
 };
 
 }  // namespace hlowb::viewer

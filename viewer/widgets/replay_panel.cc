@@ -255,6 +255,10 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
                          "flags, platform, report and ready-to-run commands"));
   bundle_->setEnabled(false);
   buttons->addWidget(bundle_);
+  reduce_ = new QPushButton(tr("Reduce…"));
+  reduce_->setObjectName(QStringLiteral("replayReduce"));
+  SetReducible(QString());
+  buttons->addWidget(reduce_);
   layout->addLayout(buttons);
   progress_ = new QProgressBar;
   progress_->setTextVisible(true);
@@ -338,8 +342,10 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
     emit heatMetricChanged(heat_metric());
   });
   // Only the user's own choice counts (activated is not emitted for SetHeatMetric).
-  connect(heat_, &QComboBox::activated, this,
-          [this] { heat_turned_off_ = heat_metric() == HeatMetric::kOff; });
+  connect(heat_, &QComboBox::activated, this, [this] {
+    heat_turned_off_ = heat_metric() == HeatMetric::kOff;
+    emit heatMetricChosen(heat_metric());
+  });
   // A row's first column names what to show.
   auto first_column = [](const QModelIndex& index) {
     return index.sibling(index.row(), 0).data().toString();
@@ -357,6 +363,9 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   connect(bisect_table_, &QTableView::clicked, this,
           [this, first_column](const QModelIndex& i) { emit stateActivated(first_column(i)); });
   connect(bundle_, &QPushButton::clicked, this, [this] { emit exportBundleRequested(); });
+  connect(reduce_, &QPushButton::clicked, this, [this] {
+    if (!reduce_until_.isEmpty()) emit reduceRequested(reduce_until_);
+  });
 
   connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(Settings()); });
   connect(cancel_, &QPushButton::clicked, this, [this] { emit cancelRequested(); });
@@ -393,7 +402,19 @@ void ReplayPanel::SetRunning(bool running) {
     details_->clear();
     save_->setEnabled(false);
     bundle_->setEnabled(false);
+    SetReducible(QString());
   }
+}
+
+void ReplayPanel::SetReducible(const QString& until) {
+  reduce_until_ = until;
+  reduce_->setEnabled(!until.isEmpty());
+  reduce_->setToolTip(until.isEmpty()
+                          ? tr("Available after a run that failed (a mismatch, a NaN or Inf, an "
+                               "error or a crash)")
+                          : tr("Shrink the module while it keeps failing this way (--until=%1), "
+                               "open the result and pack it into a bug bundle")
+                                .arg(until));
 }
 
 void ReplayPanel::SetProgress(qint64 done, qint64 total, const QString& what) {
@@ -430,6 +451,7 @@ void ReplayPanel::Clear() {
   details_->clear();
   save_->setEnabled(false);
   bundle_->setEnabled(false);
+  SetReducible(QString());
   ShowValues({});
   ShowProfile({});
   ShowIsolation({}, QString());

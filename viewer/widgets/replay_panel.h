@@ -3,7 +3,8 @@
 // tolerances, devices and their argument mode), a Run / Cancel pair with progress, and the
 // outcome in tabs:
 //   Report        the verdict (MATCHED, MISMATCH, RAN, ...) and the report text, or the error
-//                 with the last instruction the run reached, and a way to save a reproducer;
+//                 with the last instruction the run reached, a way to save a reproducer, and
+//                 after a failed run, Reduce… (shrink the module while it fails that way);
 //   Values        the tensor viewer over the outputs and a captured instruction's value;
 //   Instructions  per-instruction time, executions and NaN/Inf counts of a profiled run;
 //   Isolation     run_hlo_module's isolation table, a row per instruction;
@@ -100,6 +101,10 @@ class ReplayPanel : public QWidget {
   // and reference: offered when found; otherwise listed disabled, its tooltip saying why.
   void SetXlaCpuAvailable(bool available, const QString& detail);
   void SetMode(ReplayMode mode);
+  // Offers Reduce… for the run just shown: `until` is the failure a reduction keeps ("mismatch",
+  // "nonfinite", "crash" or "error"); empty withdraws it. Running and Clear() withdraw it too.
+  void SetReducible(const QString& until);
+  QString reducible() const { return reduce_until_; }
 
   // Result tabs. Each replaces what the tab showed; an empty list empties it.
   void ShowValues(const std::vector<std::pair<QString, std::shared_ptr<const Literal>>>& values);
@@ -136,6 +141,7 @@ class ReplayPanel : public QWidget {
   QSpinBox* partitions_box() const { return partitions_; }
   QComboBox* argument_mode_box() const { return argument_mode_; }
   QPushButton* bundle_button() const { return bundle_; }
+  QPushButton* reduce_button() const { return reduce_; }
   QPushButton* run_button() const { return run_; }
   QPushButton* cancel_button() const { return cancel_; }
   QPushButton* save_button() const { return save_; }
@@ -146,10 +152,14 @@ class ReplayPanel : public QWidget {
   void cancelRequested();
   void saveReproducerRequested();
   void exportBundleRequested();
+  // Reduce… was pressed: shrink the module while it keeps failing with `until`.
+  void reduceRequested(const QString& until);
   // A row naming an instruction (by name) or a timeline state (by label) was activated.
   void instructionActivated(const QString& name);
   void stateActivated(const QString& label);
   void heatMetricChanged(hlowb::viewer::HeatMetric metric);
+  // The user chose `metric` in the heat-map box (heatMetricChanged has been emitted before).
+  void heatMetricChosen(hlowb::viewer::HeatMetric metric);
 
  private:
   QComboBox* platform_ = nullptr;
@@ -172,6 +182,8 @@ class ReplayPanel : public QWidget {
   QLabel* isolation_source_ = nullptr;
   QLabel* bisect_source_ = nullptr;
   QPushButton* bundle_ = nullptr;
+  QPushButton* reduce_ = nullptr;
+  QString reduce_until_;
   QTabWidget* tabs_ = nullptr;
   TensorViewer* tensors_ = nullptr;
   QTableView* profile_table_ = nullptr;
