@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/analysis/shape_inference.h"
 #include "core/passes/hlo_edit.h"
 #include "core/support/strings.h"
 
@@ -584,6 +586,83 @@ bool SetTripBound(Candidate* c, const TripBound& bound, int64_t value) {
   if (k == nullptr || k->opcode() != Opcode::kConstant || !k->shape().IsScalar()) return false;
   k->set_literal(std::make_unique<Literal>(
       ScalarLiteral(k->shape().element_type(), static_cast<double>(value))));
+  return true;
+}
+
+namespace {
+
+// `in` (row-major, see literal.h) restricted to [start, start + size) along `dim`.
+Literal SliceAlong(const Literal& in, const Shape& shape, int dim, int64_t start, int64_t size) {
+  Literal out(shape);
+  const std::vector<int64_t>& dims = in.shape().dimensions();
+  int64_t outer = 1;
+  for (int d = 0; d < dim; ++d) outer *= dims[d];
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(dim) + 1; d < dims.size(); ++d) inner *= dims[d];
+  const size_t row = static_cast<size_t>(inner) * static_cast<size_t>(in.element_bytes());
+  const uint8_t* src = reinterpret_cast<const uint8_t*>(in.data().data());
+  uint8_t* dst = reinterpret_cast<uint8_t*>(out.mutable_data()->data());
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + static_cast<size_t>(o * size) * row,
+                src + static_cast<size_t>(o * dims[dim] + start) * row,
+                static_cast<size_t>(size) * row);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ShrinkParameters(Candidate* c, const std::vector<std::string>& names, int dim, int64_t start,
+                      int64_t size) {
+  Module* module = c->module.get();
+  Computation* entry = module->entry();
+  if (entry == nullptr || names.empty() || dim < 0 || size < 1 || start < 0) return false;
+  std::unordered_set<const Instruction*> changed;
+  for (const std::string& name : names) {
+    Instruction* p = entry->FindInstruction(name);
+    if (p == nullptr || p->opcode() != Opcode::kParameter || !p->shape().IsArray() ||
+        p->shape().IsDynamic() || dim >= p->shape().rank()) {
+      return false;
+    }
+    const int64_t n = p->shape().dimensions()[dim];
+    const int64_t index = p->parameter_number();
+    if (start + size > n || size >= n || index < 0 ||
+        index >= static_cast<int64_t>(c->arguments.size())) {
+      return false;
+    }
+    Literal& argument = c->arguments[index];
+    if (argument.elided() || !argument.shape().IsArray() ||
+        argument.shape().dimensions() != p->shape().dimensions()) {
+      return false;
+    }
+    Shape shape = p->shape();
+    (*shape.mutable_dimensions())[dim] = size;
+    argument = SliceAlong(argument, shape, dim, start, size);
+    p->set_shape(module->InternShape(shape));
+    changed.insert(p);
+  }
+  // Defs before uses: each instruction that reads a changed value takes the shape its operands
+  // now give it, keeping the layout it had.
+  for (Instruction* instr : entry->instructions()) {
+    bool reads_changed = false;
+    for (const Instruction* operand : instr->operands()) {
+      reads_changed = reads_changed || changed.count(operand) > 0;
+    }
+    if (!reads_changed) continue;
+    absl::StatusOr<Shape> inferred = InferShape(*instr);
+    if (!inferred.ok()) return false;
+    Shape shape = *std::move(inferred);
+    const Shape& old = instr->shape();
+    if (shape.IsArray() && old.IsArray() && old.has_layout() && shape.rank() == old.rank()) {
+      *shape.mutable_layout() = old.layout();
+    } else if (!shape.AnyLayout() && old.AnyLayout()) {
+      shape.SetDefaultLayout();
+    }
+    if (!shape.Compatible(old)) {
+      instr->set_shape(module->InternShape(shape));
+      changed.insert(instr);
+    }
+  }
   return true;
 }
 

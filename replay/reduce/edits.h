@@ -109,6 +109,16 @@ std::vector<TripBound> FindTripBounds(const Module& module);
 // Sets the bound (the constant gets a copy of its own when something else reads it too).
 bool SetTripBound(Candidate* c, const TripBound& bound, int64_t value);
 
+// Entry parameters `names` keep `size` elements of dimension `dim` from `start` on (their
+// arguments sliced the same way), and every entry instruction whose shape follows from its
+// operands takes its new shape, inferred as the verifier would. False (the candidate then
+// unusable) when that does not apply: a name that is not an array parameter of the entry, a
+// dimension or window out of range, or an instruction whose shape cannot follow its operands
+// (a shape fixed by an attribute such as a broadcast's or reshape's, a called computation's
+// signature).
+bool ShrinkParameters(Candidate* c, const std::vector<std::string>& names, int dim, int64_t start,
+                      int64_t size);
+
 // A literal of `shape` filled with zeros (tuples recursively).
 Literal ZerosLike(const Shape& shape);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -127,6 +128,7 @@ class Reducer {
   bool ParameterPhase();
   bool ZeroPhase();
   bool BypassPhase();
+  bool ShapePhase();
   void FindLoopRoles();
   bool DrivesALoop(const Instruction& i) const;
 
@@ -659,6 +661,59 @@ bool Reducer::UnfusePhase() {
                             });
 }
 
+bool Reducer::ShapePhase() {
+  // Smaller arrays: halve one dimension of the entry parameters at a time (all parameters of
+  // that extent along it together, which keeps elementwise operands in step; then each alone),
+  // keeping the half whose values still fail, until the failure needs the whole extent.
+  // Only once the module is small: every try is a run, a few per dimension.
+  constexpr int64_t kMostInstructions = 64;
+  if (!MayChangeValues() || best_count_ > kMostInstructions) return false;
+  bool any = false;
+  bool reported = false;
+  for (bool progress = true; progress && !Stop();) {
+    progress = false;
+    const Computation* entry = best_.module->entry();
+    if (entry == nullptr) break;
+    // (dimension, extent) -> the array parameters that have it.
+    std::map<std::pair<int, int64_t>, std::vector<std::string>> groups;
+    for (const Instruction* p : entry->parameters()) {
+      if (p == nullptr || !p->shape().IsArray() || p->shape().IsDynamic()) continue;
+      for (int d = 0; d < p->shape().rank(); ++d) {
+        if (p->shape().dimensions()[d] > 1) {
+          groups[{d, p->shape().dimensions()[d]}].push_back(p->name());
+        }
+      }
+    }
+    for (const auto& [key, names] : groups) {
+      const auto [dim, extent] = key;
+      const int64_t half = (extent + 1) / 2;
+      std::vector<std::vector<std::string>> sets = {names};
+      if (names.size() > 1) {
+        for (const std::string& n : names) sets.push_back({n});
+      }
+      for (const std::vector<std::string>& set : sets) {
+        for (const int64_t start : {int64_t{0}, extent - half}) {
+          if (Stop()) return any;
+          Candidate c = reduce::CopyCandidate(best_);
+          if (!reduce::ShrinkParameters(&c, set, dim, start, half)) continue;
+          if (!reported) {
+            Report("shapes");
+            reported = true;
+          }
+          if (Try(std::move(c), "shapes", true, false)) {
+            any = progress = true;
+            break;
+          }
+        }
+        if (progress) break;
+      }
+      // The parameters changed: collect them again.
+      if (progress) break;
+    }
+  }
+  return any;
+}
+
 bool Reducer::TripPhase() {
   if (!MayChangeValues()) return false;
   bool any = false;
@@ -879,6 +934,7 @@ void Reducer::Fixpoint() {
     ParameterPhase();
     ZeroPhase();
     BypassPhase();
+    ShapePhase();
     if (accepted_ == before) break;
   }
 }

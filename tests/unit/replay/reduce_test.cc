@@ -245,6 +245,95 @@ TEST_F(ReduceTest, WrongRewriteBetweenTwoStates) {
   ExpectFailsTheSameWay(*r, options);
 }
 
+// Shrinking shapes: once the module is small, the entry parameters lose halves of their
+// dimensions while the failure holds. log of a sum of fake data is NaN only where the sum is
+// negative, so the reduced array must keep such an element; every dimension ends at 1, and the
+// module still verifies and fails the same way.
+TEST_F(ReduceTest, ShrinksArraysWhileTheFailureHolds) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule shrink
+
+ENTRY main {
+  p0 = f32[64,48]{0,1} parameter(0)
+  p1 = f32[64,48]{0,1} parameter(1)
+  s = f32[64,48]{0,1} add(p0, p1)
+  l = f32[64,48]{0,1} log(s)
+  e = f32[64,48]{0,1} exponential(l)
+  ROOT t = f32[64,48]{0,1} tanh(e)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  ReduceOptions options;
+  options.until = FailureKind::kNonfinite;
+  options.time_limit_seconds = 60;
+  std::vector<std::string> phases;
+  absl::StatusOr<ReduceResult> r =
+      ReduceModule(*m, options, [&](const ReduceProgress& p) { phases.push_back(p.phase); });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->signature.instruction, "l");
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "shapes"), phases.end());
+  const Computation* entry = r->module->entry();
+  ASSERT_NE(entry, nullptr);
+  ASSERT_FALSE(entry->parameters().empty());
+  for (const Instruction* p : entry->parameters()) {
+    EXPECT_EQ(p->shape().dimensions(), (std::vector<int64_t>{1, 1})) << p->name();
+    EXPECT_TRUE(p->shape().has_layout() && p->shape().layout().minor_to_major ==
+                                               std::vector<int64_t>({0, 1}))
+        << p->name();
+  }
+  const Instruction* log = entry->FindInstruction("l");
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->shape().dimensions(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(CountErrors(VerifyModule(*r->module)), 0);
+  ExpectFailsTheSameWay(*r, options);
+}
+
+// A parameter whose extent is fixed by what reads it (a broadcast's declared shape) keeps it:
+// the rewrite refuses instead of making a module that does not verify.
+TEST(ReduceEdits, ShrinkParametersRefusesFixedShapes) {
+  absl::StatusOr<std::unique_ptr<Module>> m = ParseModule(R"(HloModule fixed
+
+ENTRY main {
+  p0 = f32[8]{0} parameter(0)
+  b = f32[8,4]{1,0} broadcast(p0), dimensions={0}
+  ROOT n = f32[8,4]{1,0} negate(b)
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  reduce::Candidate c;
+  c.module = std::move(*m);
+  Literal arg(c.module->entry()->parameters()[0]->shape());
+  for (int i = 0; i < 8; ++i) arg.mutable_data_as<float>()[i] = static_cast<float>(i);
+  c.arguments.push_back(std::move(arg));
+  reduce::Candidate copy = reduce::CopyCandidate(c);
+  EXPECT_FALSE(reduce::ShrinkParameters(&copy, {"p0"}, 0, 4, 4));
+  EXPECT_FALSE(reduce::ShrinkParameters(&c, {"p0"}, 1, 0, 1));   // no such dimension
+  EXPECT_FALSE(reduce::ShrinkParameters(&c, {"nope"}, 0, 0, 4));  // no such parameter
+
+  // Elementwise users follow, and the argument keeps the chosen window, in row-major order.
+  absl::StatusOr<std::unique_ptr<Module>> m2 = ParseModule(R"(HloModule follow
+
+ENTRY main {
+  p0 = f32[4,3]{1,0} parameter(0)
+  ROOT n = f32[4,3]{1,0} negate(p0)
+}
+)");
+  ASSERT_TRUE(m2.ok()) << m2.status();
+  reduce::Candidate d;
+  d.module = std::move(*m2);
+  Literal a2(d.module->entry()->parameters()[0]->shape());
+  for (int i = 0; i < 12; ++i) a2.mutable_data_as<float>()[i] = static_cast<float>(i);
+  d.arguments.push_back(std::move(a2));
+  ASSERT_TRUE(reduce::ShrinkParameters(&d, {"p0"}, 0, 2, 2));
+  EXPECT_EQ(d.module->entry()->root()->shape().dimensions(), (std::vector<int64_t>{2, 3}));
+  ASSERT_EQ(d.arguments[0].element_count(), 6);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(d.arguments[0].data_as<float>()[i], 6.0f + i) << i;
+  ASSERT_TRUE(reduce::ShrinkParameters(&d, {"p0"}, 1, 1, 1));
+  ASSERT_EQ(d.arguments[0].element_count(), 2);
+  EXPECT_EQ(d.arguments[0].data_as<float>()[0], 7.0f);
+  EXPECT_EQ(d.arguments[0].data_as<float>()[1], 10.0f);
+  EXPECT_EQ(CountErrors(VerifyModule(*d.module)), 0);
+}
+
 TEST_F(ReduceTest, NaNInsideAWhileLoop) {
   std::unique_ptr<Module> m = Parse(LoopNaNModule());
   ASSERT_NE(m, nullptr);
