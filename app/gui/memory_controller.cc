@@ -14,35 +14,16 @@
 #include <string>
 #include <utility>
 
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 #include "app/gui/main_window.h"
 #include "app/gui/memory_source.h"
 #include "viewer/widgets/memory_view.h"
+#include "viewer/widgets/thread_priority.h"
 
 namespace hlowb::gui {
 
 namespace {
 
 QString Q(const std::string& s) { return QString::fromStdString(s); }
-
-// The profile's worker yields to the UI thread: on a busy machine the UI thread must win every
-// time both want the CPU. Linux lets a thread have its own nice value; elsewhere this is best
-// effort.
-void LowerThisThreadPriority() {
-  thread_local bool lowered = false;
-  if (lowered) return;
-  lowered = true;
-#ifdef __linux__
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
-#else
-  if (QThread* t = QThread::currentThread()) t->setPriority(QThread::LowPriority);
-#endif
-}
 
 }  // namespace
 
@@ -284,7 +265,7 @@ void MemoryController::Start(Which which, const Key& key, std::shared_ptr<const 
   }
   UpdateStatus();
   pool_->start([this, which, generation, key, request = std::move(request), cancel] {
-    LowerThisThreadPriority();
+    viewer::LowerThisThreadPriority();
     absl::StatusOr<MemorySourceResult> result = LoadMemoryProfile(request, cancel.get());
     const bool cancelled =
         cancel->IsCancelled() || result.status().code() == absl::StatusCode::kCancelled;

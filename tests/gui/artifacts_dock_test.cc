@@ -46,6 +46,7 @@
 #include "core/ir/opcode.h"
 #include "core/text/parser.h"
 #include "latency_probe.h"
+#include "tests/gui/corpus_util.h"
 #include "tests/gui/window_test_util.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/text/artifact_text_area.h"
@@ -154,21 +155,7 @@ QStringList ClickAt(ArtifactView* view, int position) {
 
 // The largest .hlo file of the corpus; empty when the corpus is absent.
 QString LargestCorpusFile() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path largest;
-  uintmax_t size = 0;
-  const fs::path corpus(HLOWB_CORPUS_DIR);
-  if (!fs::is_directory(corpus, ec)) return {};
-  for (auto it = fs::recursive_directory_iterator(corpus, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file() && it->path().extension() == ".hlo" && it->file_size() > size) {
-      size = it->file_size();
-      largest = it->path();
-    }
-  }
-  return QString::fromStdString(largest.string());
+  return QString::fromStdString(hlowb::testing::LargestCorpusFile());
 }
 
 // A little function with a fusion and a reduction, compiled by the pinned jax with its dump on.

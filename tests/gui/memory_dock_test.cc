@@ -36,6 +36,7 @@
 #include "core/ir/instruction.h"
 #include "core/ir/module.h"
 #include "latency_probe.h"
+#include "tests/gui/corpus_util.h"
 #include "tests/gui/window_test_util.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/models/models.h"
@@ -195,22 +196,7 @@ void Shot(QWidget& w, const char* name) {
 
 // The largest .hlo or .txt file under the corpus; empty when the corpus is absent.
 std::string LargestCorpusFile() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path largest;
-  uintmax_t size = 0;
-  const fs::path corpus(HLOWB_CORPUS_DIR);
-  if (!fs::is_directory(corpus, ec)) return {};
-  for (auto it = fs::recursive_directory_iterator(corpus, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    const std::string ext = it->path().extension().string();
-    if (it->is_regular_file() && (ext == ".hlo" || ext == ".txt") && it->file_size() > size) {
-      size = it->file_size();
-      largest = it->path();
-    }
-  }
-  return largest.string();
+  return hlowb::testing::LargestCorpusFile({".hlo", ".txt"});
 }
 
 }  // namespace

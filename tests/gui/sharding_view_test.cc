@@ -30,6 +30,7 @@
 #include "core/support/file_util.h"
 #include "core/text/parser.h"
 #include "latency_probe.h"
+#include "tests/gui/corpus_util.h"
 #include "tests/gui/window_test_util.h"
 #include "viewer/graph/graph_view.h"
 #include "viewer/graph/sharding_info.h"
@@ -154,23 +155,7 @@ bool HasLegend(const std::vector<GraphView::LegendEntry>& legend, const QString&
 }
 
 // The largest .hlo file of the corpus; empty when the corpus is absent.
-std::string LargestCorpusFile() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path largest;
-  uintmax_t size = 0;
-  const fs::path corpus(HLOWB_CORPUS_DIR);
-  if (!fs::is_directory(corpus, ec)) return {};
-  for (auto it = fs::recursive_directory_iterator(corpus, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file() && it->path().extension() == ".hlo" && it->file_size() > size) {
-      size = it->file_size();
-      largest = it->path();
-    }
-  }
-  return largest.string();
-}
+using hlowb::testing::LargestCorpusFile;
 
 // jax's script: a dot, tanh and add over a 2x4 mesh of 8 host devices, dumped around SPMD
 // partitioning.

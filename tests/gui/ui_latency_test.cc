@@ -15,6 +15,7 @@
 #include <string>
 
 #include "app/gui/main_window.h"
+#include "tests/gui/corpus_util.h"
 #include "tests/gui/window_test_util.h"
 #include "core/ir/computation.h"
 #include "core/ir/module.h"
@@ -29,23 +30,7 @@ using hlowb::gui::MainWindow;
 namespace {
 
 // The largest .hlo file of the corpus; empty when the corpus is absent.
-std::string LargestCorpusFile() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path largest;
-  uintmax_t size = 0;
-  const fs::path corpus(HLOWB_CORPUS_DIR);
-  if (!fs::is_directory(corpus, ec)) return {};
-  for (auto it = fs::recursive_directory_iterator(corpus, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file() && it->path().extension() == ".hlo" && it->file_size() > size) {
-      size = it->file_size();
-      largest = it->path();
-    }
-  }
-  return largest.string();
-}
+using hlowb::testing::LargestCorpusFile;
 
 bool WaitIdle(MainWindow& w, int timeout_ms = 120000) {
   return hlowb::testing::WaitWindowIdle(w, timeout_ms);

@@ -44,10 +44,6 @@
 #include <vector>
 
 #ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <ctime>
 #endif
 
@@ -60,6 +56,7 @@
 #include "viewer/graph/hlo_graph.h"
 #include "viewer/graph/layout_job.h"
 #include "viewer/graph/sharding_info.h"
+#include "viewer/widgets/thread_priority.h"
 
 namespace hlowb::viewer {
 namespace {
@@ -74,20 +71,6 @@ constexpr double kSliceMs = 12;
 constexpr size_t kFarImageMinItems = 1500;
 
 enum class Mode { kAuto, kWhole, kNeighborhood, kAllPaths };
-
-// Background work (graph building, layout, scene models) yields to the UI thread: on a busy
-// machine the UI thread must win every time both want the CPU. Linux lets a thread have its own
-// nice value; elsewhere this is best effort.
-void LowerThisThreadPriority() {
-  thread_local bool lowered = false;
-  if (lowered) return;
-  lowered = true;
-#ifdef __linux__
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
-#else
-  if (QThread* t = QThread::currentThread()) t->setPriority(QThread::LowPriority);
-#endif
-}
 
 // HLOWB_GRAPH_TRACE=1 logs the UI-thread time of each pipeline step.
 bool Trace() {
@@ -1121,6 +1104,26 @@ void GraphView::Impl::ApplySearchMatches(gv::GraphScene* s) {
   s->SetSearchMatches(on);
 }
 
+// Calls `f` with every instruction inside scope box `box` of `hlo`'s grouping, nested boxes
+// included.
+template <typename F>
+void ForEachBoxInstruction(const graph::HloGraph& hlo, int box, F f) {
+  const graph::ScopeGrouping* grouping = hlo.grouping();
+  const LayoutGraph* flat = hlo.ungrouped().get();
+  if (grouping == nullptr || flat == nullptr) return;
+  std::vector<int> stack = {box};
+  while (!stack.empty()) {
+    const graph::ScopeBox& b = grouping->boxes()[stack.back()];
+    stack.pop_back();
+    for (int v : b.members) {
+      if (v < 0 || v >= static_cast<int>(flat->nodes.size())) continue;
+      const graph::HloNodeInfo* info = hlo.info(flat->nodes[v].tag);
+      if (info != nullptr && info->instruction != nullptr) f(info->instruction);
+    }
+    stack.insert(stack.end(), b.boxes.begin(), b.boxes.end());
+  }
+}
+
 void GraphView::Impl::ApplyHeat(gv::GraphScene* s, const Prepared* prep) {
   if (s == nullptr) return;
   const gv::SceneModel& model = s->model();
@@ -1137,26 +1140,16 @@ void GraphView::Impl::ApplyHeat(gv::GraphScene* s, const Prepared* prep) {
   const graph::HloGraph* hlo = prep != nullptr ? prep->hlo.get() : nullptr;
   const graph::ScopeGrouping* grouping = hlo != nullptr ? hlo->grouping() : nullptr;
   if (!heat.empty() && grouping != nullptr && hlo->ungrouped() != nullptr) {
-    const LayoutGraph& flat = *hlo->ungrouped();
     for (size_t n = 0; n < model.nodes.size(); ++n) {
       const gv::NodeSpec& node = model.nodes[n];
       if (node.frame || node.role != graph::HloNodeRole::kGroup) continue;
       const int box = grouping->FindBox(node.path.toStdString());
       if (box < 0) continue;
       double hottest = -1;
-      std::vector<int> stack = {box};
-      while (!stack.empty()) {
-        const graph::ScopeBox& b = grouping->boxes()[stack.back()];
-        stack.pop_back();
-        for (int v : b.members) {
-          if (v < 0 || v >= static_cast<int>(flat.nodes.size())) continue;
-          const graph::HloNodeInfo* info = hlo->info(flat.nodes[v].tag);
-          if (info == nullptr || info->instruction == nullptr) continue;
-          auto h = heat.find(info->instruction);
-          if (h != heat.end()) hottest = std::max(hottest, h->second);
-        }
-        stack.insert(stack.end(), b.boxes.begin(), b.boxes.end());
-      }
+      ForEachBoxInstruction(*hlo, box, [&](const Instruction* instruction) {
+        auto h = heat.find(instruction);
+        if (h != heat.end()) hottest = std::max(hottest, h->second);
+      });
       if (hottest >= 0) colors[n] = GraphView::HeatColor(hottest);
     }
   }
@@ -1247,19 +1240,9 @@ void GraphView::Impl::ApplySharding(gv::GraphScene* s, const Prepared* prep) {
     // sharding" only when nothing inside has one.
     auto box_entries = [&](int box) {
       std::vector<char> seen(sharding->entries.size(), 0);
-      std::vector<int> stack = {box};
-      const LayoutGraph& flat = *hlo->ungrouped();
-      while (!stack.empty()) {
-        const graph::ScopeBox& b = grouping->boxes()[stack.back()];
-        stack.pop_back();
-        for (int v : b.members) {
-          if (v < 0 || v >= static_cast<int>(flat.nodes.size())) continue;
-          const graph::HloNodeInfo* info = hlo->info(flat.nodes[v].tag);
-          if (info == nullptr || info->instruction == nullptr) continue;
-          for (int e : entries_of(info->instruction)) seen[e] = 1;
-        }
-        stack.insert(stack.end(), b.boxes.begin(), b.boxes.end());
-      }
+      ForEachBoxInstruction(*hlo, box, [&](const Instruction* instruction) {
+        for (int e : entries_of(instruction)) seen[e] = 1;
+      });
       std::vector<int> out;
       for (size_t e = 1; e < seen.size(); ++e) {
         if (seen[e]) out.push_back(static_cast<int>(e));

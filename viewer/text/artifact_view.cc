@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "viewer/text/artifact_names.h"
+#include "viewer/text/find_field.h"
 #include "viewer/text/artifact_text_area.h"
 
 namespace hlowb::viewer {
@@ -53,46 +54,6 @@ void PostToUi(std::function<void()> f) {
     QMetaObject::invokeMethod(app, std::move(f), Qt::QueuedConnection);
   }
 }
-
-// The search field: Enter / F3 find the next match, Shift+Enter / Shift+F3 the previous one,
-// Escape goes back to the text. It keeps these keys from window-wide shortcuts.
-class SearchEdit : public QLineEdit {
- public:
-  using QLineEdit::QLineEdit;
-  std::function<void(bool backwards)> find;
-  std::function<void()> leave;
-
- protected:
-  static bool IsOwnKey(const QKeyEvent* e) {
-    return e->matches(QKeySequence::Find) || e->matches(QKeySequence::FindNext) ||
-           e->matches(QKeySequence::FindPrevious) || e->key() == Qt::Key_Escape ||
-           e->key() == Qt::Key_Return || e->key() == Qt::Key_Enter;
-  }
-  bool event(QEvent* event) override {
-    if (event->type() == QEvent::ShortcutOverride && IsOwnKey(static_cast<QKeyEvent*>(event))) {
-      event->accept();
-      return true;
-    }
-    return QLineEdit::event(event);
-  }
-  void keyPressEvent(QKeyEvent* event) override {
-    if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && find) {
-      find((event->modifiers() & Qt::ShiftModifier) != 0);
-    } else if (event->matches(QKeySequence::FindNext) && find) {
-      find(false);
-    } else if (event->matches(QKeySequence::FindPrevious) && find) {
-      find(true);
-    } else if (event->matches(QKeySequence::Find)) {
-      selectAll();
-    } else if (event->key() == Qt::Key_Escape && leave) {
-      leave();
-    } else {
-      QLineEdit::keyPressEvent(event);
-      return;
-    }
-    event->accept();
-  }
-};
 
 }  // namespace
 
@@ -198,7 +159,7 @@ ArtifactView::ArtifactView(QWidget* parent)
   bar->setObjectName(QStringLiteral("artifactSearchBar"));
   auto* bl = new QHBoxLayout(bar);
   bl->setContentsMargins(4, 2, 4, 2);
-  auto* edit = new SearchEdit(bar);
+  auto* edit = new FindField(bar);
   search_ = edit;
   search_->setObjectName(QStringLiteral("artifactSearchField"));
   search_->setPlaceholderText(tr("Search (Ctrl+F)"));

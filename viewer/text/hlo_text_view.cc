@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "viewer/text/find_field.h"
 #include "viewer/text/hlo_highlighter.h"
 #include "viewer/text/hlo_text_editor.h"
 #include "viewer/text/hlo_text_index.h"
@@ -79,45 +80,6 @@ bool InsideString(const QString& text, int end) {
   }
   return inside;
 }
-
-// The find field: Enter / F3 find the next match, Shift+Enter / Shift+F3 the previous one,
-// Escape closes the bar. Like the editor, it keeps these keys from window-wide shortcuts.
-class FindEdit : public QLineEdit {
- public:
-  using QLineEdit::QLineEdit;
-  std::function<void(bool backwards)> find;
-  std::function<void()> close;
-
- protected:
-  static bool IsOwnKey(const QKeyEvent* e) {
-    return e->matches(QKeySequence::Find) || e->matches(QKeySequence::FindNext) ||
-           e->matches(QKeySequence::FindPrevious) || e->key() == Qt::Key_Escape;
-  }
-  bool event(QEvent* event) override {
-    if (event->type() == QEvent::ShortcutOverride && IsOwnKey(static_cast<QKeyEvent*>(event))) {
-      event->accept();
-      return true;
-    }
-    return QLineEdit::event(event);
-  }
-  void keyPressEvent(QKeyEvent* event) override {
-    if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && find) {
-      find((event->modifiers() & Qt::ShiftModifier) != 0);
-    } else if (event->matches(QKeySequence::FindNext) && find) {
-      find(false);
-    } else if (event->matches(QKeySequence::FindPrevious) && find) {
-      find(true);
-    } else if (event->matches(QKeySequence::Find)) {
-      selectAll();
-    } else if (event->key() == Qt::Key_Escape && close) {
-      close();
-    } else {
-      QLineEdit::keyPressEvent(event);
-      return;
-    }
-    event->accept();
-  }
-};
 
 }  // namespace
 
@@ -171,7 +133,7 @@ class HloTextView::Impl : public HloTextEditorClient {
   HloTextEditor* editor = nullptr;
   QLabel* banner = nullptr;
   QFrame* find_bar = nullptr;
-  FindEdit* find_edit = nullptr;
+  FindField* find_edit = nullptr;
   QLabel* find_status = nullptr;
 
   std::shared_ptr<const Module> module;
@@ -309,7 +271,7 @@ HloTextView::Impl::Impl(HloTextView* view) : q(view) {
   find_bar->setFrameShape(QFrame::StyledPanel);
   auto* fl = new QHBoxLayout(find_bar);
   fl->setContentsMargins(4, 2, 4, 2);
-  find_edit = new FindEdit(find_bar);
+  find_edit = new FindField(find_bar);
   find_edit->setPlaceholderText(HloTextView::tr("Find in text"));
   find_edit->setClearButtonEnabled(true);
   auto* prev = new QToolButton(find_bar);
@@ -350,7 +312,7 @@ HloTextView::Impl::Impl(HloTextView* view) : q(view) {
   QObject::connect(next, &QToolButton::clicked, q, [this] { Find(find_edit->text(), false); });
   QObject::connect(close, &QToolButton::clicked, q, [this] { HideFindBar(); });
 
-  find_edit->close = [this] { HideFindBar(); };
+  find_edit->leave = [this] { HideFindBar(); };
 
   q->setFocusProxy(editor);
 }
