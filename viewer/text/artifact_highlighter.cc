@@ -313,6 +313,18 @@ class Scanner {
     range.format = formats_[static_cast<int>(token)];
     out_->append(range);
   }
+  // A /* */ comment from `start` whose "*/" is looked for from `from` (past the "/*", or 0 on a
+  // line that continues one): marks it and returns the index past "*/", or -1 when it runs on
+  // past the line's end (all of the rest marked).
+  int BlockComment(int start, int from) {
+    const int end = static_cast<int>(s.indexOf(u"*/", from));
+    if (end < 0) {
+      Add(Token::kComment, start, n);
+      return -1;
+    }
+    Add(Token::kComment, start, end + 2);
+    return end + 2;
+  }
   // From an opening quote, the index just past its closing quote (or the line's end).
   int SkipString(int i) const {
     const QChar quote = s[i];
@@ -434,13 +446,8 @@ int HighlightPtx(Scanner& sc, int state) {
   const QStringView s = sc.s;
   int i = 0;
   if (state & 1) {
-    const int end = static_cast<int>(s.indexOf(u"*/"));
-    if (end < 0) {
-      sc.Add(Token::kComment, 0, sc.n);
-      return 1;
-    }
-    sc.Add(Token::kComment, 0, end + 2);
-    i = end + 2;
+    i = sc.BlockComment(0, 0);
+    if (i < 0) return 1;
   }
   bool statement_start = true;  // the next word is an opcode
   while (i < sc.limit) {
@@ -454,13 +461,8 @@ int HighlightPtx(Scanner& sc, int state) {
       return 0;
     }
     if (c == u'/' && sc.At(i + 1) == u'*') {
-      const int end = static_cast<int>(s.indexOf(u"*/", i + 2));
-      if (end < 0) {
-        sc.Add(Token::kComment, i, sc.n);
-        return 1;
-      }
-      sc.Add(Token::kComment, i, end + 2);
-      i = end + 2;
+      i = sc.BlockComment(i, i + 2);
+      if (i < 0) return 1;
       continue;
     }
     if (c == u'"') {
@@ -811,13 +813,8 @@ int HighlightDot(Scanner& sc, int state) {
   const QStringView s = sc.s;
   int i = 0;
   if (state & 1) {
-    const int end = static_cast<int>(s.indexOf(u"*/"));
-    if (end < 0) {
-      sc.Add(Token::kComment, 0, sc.n);
-      return 1;
-    }
-    sc.Add(Token::kComment, 0, end + 2);
-    i = end + 2;
+    i = sc.BlockComment(0, 0);
+    if (i < 0) return 1;
   }
   const int first = sc.SkipSpaces(0);
   if (i == 0 && sc.At(first) == u'#') {  // a preprocessor-style comment line
@@ -832,13 +829,8 @@ int HighlightDot(Scanner& sc, int state) {
       return 0;
     }
     if (c == u'/' && sc.At(i + 1) == u'*') {
-      const int end = static_cast<int>(s.indexOf(u"*/", i + 2));
-      if (end < 0) {
-        sc.Add(Token::kComment, i, sc.n);
-        return 1;
-      }
-      j = end + 2;
-      sc.Add(Token::kComment, i, j);
+      j = sc.BlockComment(i, i + 2);
+      if (j < 0) return 1;
     } else if (c == u'"') {
       j = sc.SkipString(i);
       sc.Add(Token::kString, i, j);
