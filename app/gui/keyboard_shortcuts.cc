@@ -117,6 +117,11 @@ std::vector<ShortcutRow> KeyboardShortcuts(const QWidget& window) {
            QStringLiteral(", ") + key(QKeySequence::FindPrevious),
        QObject::tr("Find in the text, next, previous (text focused)"), text},
       {key(QKeySequence(Qt::Key_Escape)), QObject::tr("Close the find bar"), text},
+      {key(QKeySequence::Find) + QStringLiteral(", ") + key(QKeySequence(Qt::Key_Return)) +
+           QStringLiteral(", ") + key(QKeySequence(Qt::SHIFT | Qt::Key_Return)),
+       QObject::tr("Search the artifact in front, next, previous match"), QObject::tr("Artifact")},
+      {QObject::tr("Click"), QObject::tr("On an instruction or fusion name: select it in the HLO"),
+       QObject::tr("Artifact")},
       {key(QKeySequence::Copy), QObject::tr("Copy the selected rows"), properties},
   };
   rows.insert(rows.end(), views.begin(), views.end());
