@@ -86,6 +86,14 @@ MemoryController::MemoryController(MainWindow* window) : QObject(window), window
   });
   connect(view_, &viewer::MemoryView::instructionActivated, this,
           &MemoryController::OnInstructionActivated);
+  // The window's selection is marked on the chart (the profile of an unscheduled module names
+  // the same instructions, plus the copies hlowb adds).
+  connect(window_, &MainWindow::instructionSelectionChanged, this,
+          [this](const Instruction* instruction) {
+            view_->SetMarkedInstruction(instruction != nullptr
+                                            ? QString::fromStdString(instruction->name())
+                                            : QString());
+          });
 
   // A tab behind Properties: there for a new user to find, and computing nothing until it is
   // brought to the front.

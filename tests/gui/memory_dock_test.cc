@@ -289,6 +289,16 @@ class MemoryDockTest : public QObject {
     w->SelectInstruction(other);
     QVERIFY(WaitIdle(*w));
     QCOMPARE(w->graph_view()->selected(), other);
+    // The window's selection is marked on the chart at that instruction's point.
+    int64_t other_point = -1;
+    for (size_t t = 0; t < profile->points.size(); ++t) {
+      if (profile->points[t] == other->name()) {
+        other_point = static_cast<int64_t>(t);
+        break;
+      }
+    }
+    QVERIFY(other_point >= 0);
+    QCOMPARE(view->marked_point(), other_point);
 
     const QPoint at = view->PeakPosition();
     QVERIFY(at.x() >= 0);
@@ -299,6 +309,7 @@ class MemoryDockTest : public QObject {
     QCOMPARE(w->graph_view()->selected(), target);
     QCOMPARE(w->properties_panel()->instruction(), target);
     Shot(*w, "memory_dock_xla");
+    QCOMPARE(view->marked_point(), peak);  // the mark follows the click's selection
 
     // A name the shown module does not have: the selection stays, the status bar says why.
     emit view->instructionActivated(QStringLiteral("no_such_instruction.1"));

@@ -772,6 +772,15 @@ class MemoryView::Chart : public QWidget {
     painter.fillRect(rect(), palette().color(QPalette::Base));
     if (picture_ != nullptr) {
       painter.drawImage(QRectF(rect()), picture_->image);
+      // The window's selection: a line in the highlight colour.
+      if (const int mx = view_->marked_point_ >= 0 ? picture_->XOf(view_->marked_point_) : -1;
+          mx >= 0) {
+        const int x = FromPicture(QPoint(mx, 0)).x();
+        const int top = FromPicture(picture_->plot.topLeft()).y();
+        const int bottom = FromPicture(picture_->plot.bottomLeft()).y();
+        painter.setPen(QPen(palette().color(QPalette::Highlight), 2));
+        painter.drawLine(x, top, x, bottom);
+      }
       if (hover_column_ >= 0 && hover_column_ < picture_->columns()) {
         const int x = FromPicture(QPoint(picture_->plot.left() + hover_column_, 0)).x();
         const int top = FromPicture(picture_->plot.topLeft()).y();
@@ -1044,6 +1053,7 @@ void MemoryView::SetProfile(std::shared_ptr<const MemoryProfile> profile, const 
   buffer_table_->setColumnWidth(
       3, std::max(80, buffer_table_->fontMetrics().horizontalAdvance(QString::number(widest)) +
                           16));
+  ResolveMarkedPoint();
   buffer_caption_->setText(
       profile_->peak.point < 0
           ? QStringLiteral("Buffers live at the peak: none (no live ranges)")
@@ -1051,6 +1061,25 @@ void MemoryView::SetProfile(std::shared_ptr<const MemoryProfile> profile, const 
                 .arg(PointText(*profile_, profile_->peak.point))
                 .arg(profile_->live_at_peak.size()));
   Rebuild();
+}
+
+void MemoryView::SetMarkedInstruction(const QString& name) {
+  marked_name_ = name;
+  ResolveMarkedPoint();
+  chart_->update();
+}
+
+void MemoryView::ResolveMarkedPoint() {
+  marked_point_ = -1;
+  if (profile_ == nullptr || marked_name_.isEmpty()) return;
+  const std::string name = marked_name_.toStdString();
+  const int64_t points = static_cast<int64_t>(profile_->points.size());
+  for (int64_t t = 0; t < points; ++t) {
+    if (profile_->PointName(t) == name) {
+      marked_point_ = t;
+      return;
+    }
+  }
 }
 
 void MemoryView::SetBaseline(std::shared_ptr<const MemoryProfile> base,
@@ -1080,6 +1109,7 @@ void MemoryView::SetError(const QString& message) {
 
 void MemoryView::Clear() {
   profile_.reset();
+  marked_point_ = -1;
   baseline_.reset();
   label_.clear();
   base_label_.clear();

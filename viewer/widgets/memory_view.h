@@ -87,6 +87,12 @@ class MemoryView : public QWidget {
   // The chart's x position of program point `point` (this widget's coordinates), halfway up the
   // plot; (-1, -1) when not shown.
   QPoint PointPosition(int64_t point) const;
+  // Marks the program point of instruction `name` on the chart (the window's selection), as a
+  // line across the plot; an empty name, or one that no point has, marks nothing. Kept across
+  // profiles: each new one is searched for the same name.
+  void SetMarkedInstruction(const QString& name);
+  // The marked program point; -1 when none.
+  int64_t marked_point() const { return marked_point_; }
 
   QTableView* buffer_table() const { return buffer_table_; }
   QTableWidget* totals_table() const { return totals_table_; }
@@ -130,6 +136,9 @@ class MemoryView : public QWidget {
   StackBy stack_by_ = StackBy::kAllocation;
   std::shared_ptr<const MemoryProfile> profile_;
   std::shared_ptr<const MemoryProfile> baseline_;
+  QString marked_name_;
+  int64_t marked_point_ = -1;
+  void ResolveMarkedPoint();
   QString label_;
   QString base_label_;
   uint64_t summary_generation_ = 0;
