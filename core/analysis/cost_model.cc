@@ -310,8 +310,8 @@ Cost EstimateInstructionCost(const Instruction& instruction) {
   return model.InstructionCost(instruction);
 }
 
-double GpuDeviceModel::KernelSeconds(double flops, double transcendentals,
-                                     double bytes) const {
+double RooflineModel::KernelSeconds(double flops, double transcendentals,
+                                    double bytes) const {
   return launch_seconds + std::max({flops / flops_per_second,
                                     transcendentals / transcendentals_per_second,
                                     bytes / bytes_per_second});

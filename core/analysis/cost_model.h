@@ -85,15 +85,23 @@ class CostModel {
 // One-off convenience: InstructionCost with a fresh model.
 Cost EstimateInstructionCost(const Instruction& instruction);
 
-// A roofline model of one GPU kernel, for the GPU fusion pass's priorities: a kernel takes a
-// launch overhead plus the longest of its arithmetic, its transcendental functions and its
-// memory traffic at the device's peak rates. The defaults are a current data-centre GPU
-// (about an H100's fp32 vector rate, special-function rate and HBM bandwidth).
-struct GpuDeviceModel {
+// A roofline model of a device running one kernel (the GPU fusion pass's priorities, the cost
+// overlay's estimated time): a launch overhead plus the longest of its arithmetic, its
+// transcendental functions and its memory traffic at the device's peak rates. The defaults are
+// a current data-centre GPU (about an H100's fp32 vector rate, special-function rate and HBM
+// bandwidth); CpuHost() is a small current x86 host.
+struct RooflineModel {
   double flops_per_second = 6.7e13;
   double transcendentals_per_second = 4.2e12;
   double bytes_per_second = 3.35e12;
   double launch_seconds = 1e-6;
+
+  // Orders of magnitude of a small current x86 host (a few cores with AVX2 FMA), not measured on
+  // the machine at hand: about 100 GFLOP/s of fp32 arithmetic (a few cores' sgemm rate), 4 G
+  // transcendental functions/s (vectorised exp/tanh take several cycles per element), 20 GB/s
+  // of sustained memory bandwidth (memcpy, read plus write) and 100 ns of dispatch per
+  // instruction.
+  static RooflineModel CpuHost() { return RooflineModel{1e11, 4e9, 2e10, 1e-7}; }
 
   // Seconds for a kernel that does `flops` and `transcendentals` and moves `bytes`.
   double KernelSeconds(double flops, double transcendentals, double bytes) const;

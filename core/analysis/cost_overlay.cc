@@ -91,20 +91,13 @@ std::optional<CostMetric> CostMetricFromKey(std::string_view key) {
   return std::nullopt;
 }
 
-double CpuDeviceModel::InstructionSeconds(double flops, double transcendentals,
-                                          double bytes) const {
-  return overhead_seconds + std::max({flops / flops_per_second,
-                                      transcendentals / transcendentals_per_second,
-                                      bytes / bytes_per_second});
-}
-
 std::string_view CostDevice::Name() const {
   return kind == Kind::kGpu ? "GPU (H100-class)" : "CPU (host)";
 }
 
 double CostDevice::Seconds(const Cost& cost) const {
   if (IsZero(cost)) return 0;
-  return kind == Kind::kGpu ? gpu.KernelSeconds(cost) : cpu.InstructionSeconds(cost);
+  return rates.KernelSeconds(cost);
 }
 
 std::string FormatEstimatedSeconds(double seconds) {

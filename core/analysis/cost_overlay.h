@@ -46,41 +46,15 @@ std::string_view CostMetricName(CostMetric metric);
 std::string_view CostMetricKey(CostMetric metric);
 std::optional<CostMetric> CostMetricFromKey(std::string_view key);
 
-// A roofline model of the host CPU running one instruction: a per-instruction overhead plus the
-// longest of its arithmetic, transcendental functions and memory traffic at the host's rates.
-// The defaults are orders of magnitude of a small current x86 host (a few cores with AVX2 FMA):
-// about 100 GFLOP/s of fp32 arithmetic (a few cores' sgemm rate), 4 G transcendental
-// functions/s (vectorised exp/tanh take several cycles per element), 20 GB/s of sustained memory
-// bandwidth (memcpy, read plus write) and 100 ns of dispatch per instruction. They are not
-// measured on the machine at hand.
-struct CpuDeviceModel {
-  double flops_per_second = 1e11;
-  double transcendentals_per_second = 4e9;
-  double bytes_per_second = 2e10;
-  double overhead_seconds = 1e-7;
-
-  double InstructionSeconds(double flops, double transcendentals, double bytes) const;
-  double InstructionSeconds(const Cost& cost) const {
-    return InstructionSeconds(static_cast<double>(cost.flops),
-                              static_cast<double>(cost.transcendentals),
-                              static_cast<double>(cost.bytes_accessed()));
-  }
-};
-
-// The device the estimated time is for: the host CPU or a GPU (GpuDeviceModel's defaults are an
-// H100-class data-centre GPU).
+// The device the estimated time is for: the host CPU (RooflineModel::CpuHost) or an H100-class
+// GPU (RooflineModel's defaults).
 struct CostDevice {
   enum class Kind { kCpuHost, kGpu };
   Kind kind = Kind::kCpuHost;
-  CpuDeviceModel cpu;
-  GpuDeviceModel gpu;
+  RooflineModel rates = RooflineModel::CpuHost();
 
   static CostDevice Cpu() { return CostDevice{}; }
-  static CostDevice Gpu() {
-    CostDevice d;
-    d.kind = Kind::kGpu;
-    return d;
-  }
+  static CostDevice Gpu() { return CostDevice{Kind::kGpu, RooflineModel()}; }
   // "CPU (host)" or "GPU (H100-class)".
   std::string_view Name() const;
   // The roofline estimate of running something of cost `cost` as one kernel (see above); 0 for a

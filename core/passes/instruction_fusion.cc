@@ -946,7 +946,7 @@ class FusionRun {
   }
 
   bool gpu_;
-  GpuDeviceModel device_;
+  RooflineModel device_;
   std::string_view pass_name_;
   PassContext& context_;
   ComputationEditor* editor_ = nullptr;

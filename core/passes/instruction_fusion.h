@@ -9,7 +9,7 @@
 //            dimensions take their elementwise producers in.
 //   "gpu" -> XLA GPU's "priority-fusion" pass: every fusible producer is queued with a priority,
 //            the kernel time fusing it into all of its users would save under a roofline model
-//            of the device (GpuDeviceModel in core/analysis/cost_model.h: launch overhead,
+//            of the device (RooflineModel in core/analysis/cost_model.h: launch overhead,
 //            arithmetic, transcendentals and memory traffic, with the producer's work repeated
 //            per element a user asks for). The best fusion happens first, the producers around
 //            it are re-priced, and fusion stops when the best priority is negative. A producer

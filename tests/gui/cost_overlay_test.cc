@@ -267,9 +267,9 @@ class CostOverlayTest : public QObject {
     CostOverlayController overlay(view_.get());
     Show(overlay, CostMetric::kEstimatedTime);
     // The host CPU by default: overhead + the longest of flops, transcendentals and bytes.
-    const CpuDeviceModel cpu;
+    const RooflineModel cpu = RooflineModel::CpuHost();
     auto cpu_seconds = [&](double flops, double transcendentals, double bytes) {
-      return cpu.overhead_seconds + std::max({flops / cpu.flops_per_second,
+      return cpu.launch_seconds + std::max({flops / cpu.flops_per_second,
                                               transcendentals / cpu.transcendentals_per_second,
                                               bytes / cpu.bytes_per_second});
     };
@@ -291,7 +291,7 @@ class CostOverlayTest : public QObject {
     QSignalSpy applied(&overlay, &CostOverlayController::overlayApplied);
     overlay.SetDevice(CostDevice::Gpu());
     QVERIFY(WaitApplied(overlay, applied));
-    const GpuDeviceModel gpu;
+    const RooflineModel gpu;
     auto gpu_seconds = [&](double flops, double transcendentals, double bytes) {
       return gpu.launch_seconds + std::max({flops / gpu.flops_per_second,
                                             transcendentals / gpu.transcendentals_per_second,
@@ -326,7 +326,7 @@ class CostOverlayTest : public QObject {
              QStringLiteral("Est. time"));
 
     CostModel costs;
-    const CpuDeviceModel cpu;
+    const RooflineModel cpu = RooflineModel::CpuHost();
     for (int row = 0; row < model.rowCount(); ++row) {
       const Computation* c = model.ComputationAt(row);
       const Cost expected = costs.ComputationCost(*c);
@@ -339,7 +339,7 @@ class CostOverlayTest : public QObject {
       for (const Instruction* i : c->instructions()) {
         const Cost ic = costs.InstructionCost(*i);
         if (ic.flops == 0 && ic.transcendentals == 0 && ic.bytes_accessed() == 0) continue;
-        seconds += cpu.InstructionSeconds(ic);
+        seconds += cpu.KernelSeconds(ic);
       }
       QVERIFY(std::abs(t->seconds - seconds) <= 1e-12 * std::max(1.0, seconds));
       QCOMPARE(model.data(model.index(row, ComputationsModel::kFlops), kSortRole).toLongLong(),

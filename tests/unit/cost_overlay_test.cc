@@ -68,21 +68,21 @@ TEST(CostOverlayTest, MetricKeysRoundTrip) {
 }
 
 TEST(CostOverlayTest, DevicesAreRooflines) {
-  const CpuDeviceModel cpu;
+  const RooflineModel cpu = RooflineModel::CpuHost();
   // Memory-bound, compute-bound and transcendental-bound costs pick their own term.
-  EXPECT_DOUBLE_EQ(cpu.InstructionSeconds(10, 0, 4e6),
-                   cpu.overhead_seconds + 4e6 / cpu.bytes_per_second);
-  EXPECT_DOUBLE_EQ(cpu.InstructionSeconds(1e9, 0, 8),
-                   cpu.overhead_seconds + 1e9 / cpu.flops_per_second);
-  EXPECT_DOUBLE_EQ(cpu.InstructionSeconds(0, 1e8, 8),
-                   cpu.overhead_seconds + 1e8 / cpu.transcendentals_per_second);
+  EXPECT_DOUBLE_EQ(cpu.KernelSeconds(10, 0, 4e6),
+                   cpu.launch_seconds + 4e6 / cpu.bytes_per_second);
+  EXPECT_DOUBLE_EQ(cpu.KernelSeconds(1e9, 0, 8),
+                   cpu.launch_seconds + 1e9 / cpu.flops_per_second);
+  EXPECT_DOUBLE_EQ(cpu.KernelSeconds(0, 1e8, 8),
+                   cpu.launch_seconds + 1e8 / cpu.transcendentals_per_second);
 
   Cost cost;
   cost.flops = 1 << 20;
   cost.operand_bytes = 1 << 22;
   cost.result_bytes = 1 << 20;
-  EXPECT_DOUBLE_EQ(CostDevice::Cpu().Seconds(cost), cpu.InstructionSeconds(cost));
-  EXPECT_DOUBLE_EQ(CostDevice::Gpu().Seconds(cost), GpuDeviceModel().KernelSeconds(cost));
+  EXPECT_DOUBLE_EQ(CostDevice::Cpu().Seconds(cost), cpu.KernelSeconds(cost));
+  EXPECT_DOUBLE_EQ(CostDevice::Gpu().Seconds(cost), RooflineModel().KernelSeconds(cost));
   EXPECT_GT(CostDevice::Cpu().Seconds(cost), CostDevice::Gpu().Seconds(cost));
   // No work: no kernel, no overhead.
   EXPECT_EQ(CostDevice::Cpu().Seconds(Cost()), 0);
