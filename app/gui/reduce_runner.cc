@@ -1,8 +1,6 @@
 // ReduceRunner: `hlowb reduce` and then `hlowb bundle` in child processes (see reduce_runner.h).
 #include "app/gui/reduce_runner.h"
 
-#include <signal.h>
-
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -129,8 +127,7 @@ void ReduceRunner::Stop() {
     return;
   }
   stop_requested_ = true;
-  const qint64 pid = process_->processId();
-  if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGTERM);
+  process_->terminate();  // SIGTERM
 }
 
 void ReduceRunner::OnReduceFinished(int code, bool crashed) {
