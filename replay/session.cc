@@ -5,12 +5,14 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <type_traits>
 
 #include "absl/strings/str_join.h"
 #include "core/analysis/verifier.h"
 #include "core/passes/module_dumper.h"
 #include "core/proto/open_file.h"
 #include "core/support/strings.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/data/fake_data.h"
 #include "replay/data/host_transfers.h"
@@ -28,17 +30,37 @@ double Since(std::chrono::steady_clock::time_point t0) {
 bool IsInterpreter(const std::string& p) { return p == "interpreter" || p == "reference"; }
 bool IsXlaCpu(const std::string& p) { return p == kXlaCpuPlatform; }
 bool IsCpu(const std::string& p) { return p == kCpuPlatform || p == "host"; }
+bool IsCuda(const std::string& p) { return p == kCudaPlatform || p == "gpu"; }
 
 Literal Clone(const Literal& l) { return l; }
 
 // The platform name XLA records in a snapshot's execution_platform.
 std::string PlatformNameForSnapshot(const std::string& p) {
   if (IsCpu(p) || IsXlaCpu(p)) return "Host";
+  if (IsCuda(p)) return "CUDA";
   if (IsInterpreter(p)) return "Interpreter";
   return p;
 }
 
+// A platform compiled once per session (cpu or cuda): the one executable that is set.
+struct CompiledExecutable {
+  std::unique_ptr<CpuExecutable> cpu;
+  std::unique_ptr<CudaExecutable> cuda;
+  bool compiled() const { return cpu != nullptr || cuda != nullptr; }
+  // f(exe) on the executable that is set; compiled() must hold.
+  template <typename F>
+  decltype(auto) Visit(F&& f) const {
+    return cpu != nullptr ? f(*cpu) : f(*cuda);
+  }
+  // The module that runs (after the platform's passes).
+  const Module& module() const {
+    return Visit([](const auto& e) -> const Module& { return e.module(); });
+  }
+};
+
 }  // namespace
+
+bool CompilesModule(const std::string& platform) { return IsCpu(platform) || IsCuda(platform); }
 
 std::string_view HostTransferModeName(HostTransferMode mode) {
   switch (mode) {
@@ -62,14 +84,22 @@ absl::Status CheckPlatform(const std::string& platform) {
   if (IsInterpreter(platform)) return absl::OkStatus();
   if (IsXlaCpu(platform)) return FindXlaPython().status();
   if (IsCpu(platform)) return absl::OkStatus();
-  if (platform == "cuda" || platform == "gpu" || platform == "rocm") {
+  if (IsCuda(platform)) {
+    absl::Status st = CudaAvailable();
+    if (st.ok()) return st;
     return absl::FailedPreconditionError(
-        StrCat("platform '", platform, "' is not built yet in this hlowb (the GPU backend is "
-               "planned); use --platform=cpu or --platform=interpreter"));
+        StrCat("platform '", platform, "' cannot run here: ", st.message(),
+               " (the cuda platform needs an NVIDIA GPU and its driver); use --platform=cpu or "
+               "--platform=interpreter"));
+  }
+  if (platform == "rocm") {
+    return absl::FailedPreconditionError(
+        StrCat("platform '", platform, "' is not built yet in this hlowb; use --platform=cuda, "
+               "--platform=cpu or --platform=interpreter"));
   }
   return absl::InvalidArgumentError(
       StrCat("unknown platform '", platform,
-             "' (known: interpreter, cpu, xla-cpu; not built yet: cuda)"));
+             "' (known: interpreter, cpu, cuda, xla-cpu; not built yet: rocm)"));
 }
 
 bool ReplayReport::compared() const {
@@ -141,36 +171,47 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   // run_test_hlo_passes / run_reference_hlo_passes: nothing to switch off, the interpreter
   // runs the module as given either way.
 
-  // cpu: compile once for the session (test and reference separately when both are cpu, since
-  // their pass settings may differ).
-  std::unique_ptr<CpuExecutable> cpu_exe[2];
-  for (int r = 0; r < 2; ++r) {
-    const std::string& p = r == 0 ? options_.platform : options_.reference_platform;
-    if (!IsCpu(p)) continue;
-    if (progress) progress(0, 1, StrCat("compiling for cpu", r == 1 ? " (reference)" : ""));
-    CpuCompileOptions co = options_.cpu;
+  // cpu and cuda: compile once for the session (test and reference separately when both are
+  // compiled, since their pass settings may differ).
+  CompiledExecutable compiled[2];
+  auto compile = [&](int r, const char* name, auto co, auto* out) -> absl::Status {
+    using Exe = typename std::remove_reference_t<decltype(*out)>::element_type;
+    if (progress) progress(0, 1, StrCat("compiling for ", name, r == 1 ? " (reference)" : ""));
     co.run_hlo_passes = r == 0 ? options_.run_test_hlo_passes : options_.run_reference_hlo_passes;
     co.cancel = cancel;
-    absl::StatusOr<std::unique_ptr<CpuExecutable>> exe = CpuExecutable::Compile(module_, co);
+    auto exe = Exe::Compile(module_, co);
     if (!exe.ok()) {
       if (cancelled()) return absl::CancelledError("replay cancelled");
       return absl::Status(exe.status().code(),
-                          StrCat(r == 1 ? "reference platform: " : "", "cpu compilation: ",
+                          StrCat(r == 1 ? "reference platform: " : "", name, " compilation: ",
                                  exe.status().message()));
     }
     (r == 0 ? report.compile_seconds : report.reference_compile_seconds) =
         (*exe)->stats().total_seconds;
     (r == 0 ? report.compile_summary : report.reference_compile_summary) = (*exe)->Summary();
     if (r == 0) report.dump_files = (*exe)->stats().dump_files;
-    cpu_exe[r] = std::move(*exe);
+    *out = std::move(*exe);
+    return absl::OkStatus();
+  };
+  for (int r = 0; r < 2; ++r) {
+    const std::string& p = r == 0 ? options_.platform : options_.reference_platform;
+    absl::Status st;
+    if (IsCpu(p)) {
+      st = compile(r, "cpu", options_.cpu, &compiled[r].cpu);
+    } else if (IsCuda(p)) {
+      st = compile(r, "cuda", options_.cuda, &compiled[r].cuda);
+    }
+    if (!st.ok()) return st;
   }
   auto compiled_run = [&](int r) {
     CompiledRun run;
-    if (cpu_exe[r] == nullptr) return run;
-    const CpuExecutable* exe = cpu_exe[r].get();
+    if (!compiled[r].compiled()) return run;
+    const CompiledExecutable* exe = &compiled[r];
     run.module = &exe->module();
     run.make_hook = [exe](std::function<absl::StatusOr<Literal>(const Instruction&)> elided,
-                          ConstantCache* cache) { return exe->Hook(std::move(elided), cache); };
+                          ConstantCache* cache) {
+      return exe->Visit([&](const auto& e) { return e.Hook(std::move(elided), cache); });
+    };
     return run;
   };
 
@@ -352,20 +393,24 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
       eo.elided_constant = elided_constant;
       eo.constant_cache = &constant_cache;
     }
-    const CpuExecutable* exe = cpu_exe[reference ? 1 : 0].get();
+    const CompiledExecutable& exe = compiled[reference ? 1 : 0];
     auto start = std::chrono::steady_clock::now();
-    auto result = exe != nullptr ? exe->Run(args, eo) : EvaluateModule(module_, args, eo);
+    auto result = exe.compiled() ? exe.Visit([&](const auto& e) { return e.Run(args, eo); })
+                                 : EvaluateModule(module_, args, eo);
     *seconds = Since(start);
     if (!result.ok() && cancelled()) return absl::CancelledError("replay cancelled");
     return result;
   };
 
   // --xla_dump_hlo_snapshots: each execution of the test platform leaves an HloSnapshot of
-  // the module that ran (the cpu platform's optimised module, else the module as given).
+  // the module that ran (the cpu or cuda platform's optimised module, else the module as
+  // given), under the test platform's dump options (cuda's for cuda, else cpu's).
   std::optional<ModuleDumper> snapshot_dumper;
-  const Module& ran_module = cpu_exe[0] != nullptr ? cpu_exe[0]->module() : module_;
-  if (options_.cpu.dump_options.snapshots && !options_.cpu.dump_options.dump_to.empty()) {
-    snapshot_dumper.emplace(options_.cpu.dump_options, ran_module);
+  const Module& ran_module = compiled[0].compiled() ? compiled[0].module() : module_;
+  const DumpOptions& dump_options =
+      IsCuda(options_.platform) ? options_.cuda.dump_options : options_.cpu.dump_options;
+  if (dump_options.snapshots && !dump_options.dump_to.empty()) {
+    snapshot_dumper.emplace(dump_options, ran_module);
     if (!snapshot_dumper->enabled()) snapshot_dumper.reset();
   }
 

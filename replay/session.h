@@ -8,8 +8,10 @@
 // is found (replay/backends/xla/xla_cpu_backend.h; single device only); "cpu" ("host" is an
 // alias) compiles the module for this machine (replay/backends/cpu/cpu_backend.h: the cpu pass
 // pipeline, then LLVM kernels; what the kernels do not cover runs on the interpreter) once per
-// session, then runs every iteration and device on it. "cuda", "gpu" and "rocm" are backends
-// that are not built yet and fail with FailedPrecondition saying so; anything else is
+// session, then runs every iteration and device on it; "cuda" ("gpu" is an alias) does the same
+// for the NVIDIA GPU (replay/backends/cuda/cuda_backend.h: the gpu pass pipeline, then PTX
+// kernels and cuBLAS) and fails with FailedPrecondition naming what is missing when there is
+// no driver or GPU. "rocm" is not built yet (FailedPrecondition); anything else is
 // InvalidArgument.
 //
 // Arguments, per iteration, in run_hlo_module's order of preference: fake data when
@@ -39,6 +41,7 @@
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
 #include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #include "replay/backends/xla/xla_cpu_backend.h"
 #include "replay/compare/compare.h"
 #include "replay/evaluator/evaluator.h"
@@ -108,6 +111,10 @@ struct ReplayOptions {
   // The cpu platform's compilation: kernel cache, dumps, passes' flags, threads.
   // run_hlo_passes is taken from run_test_hlo_passes / run_reference_hlo_passes.
   CpuCompileOptions cpu;
+  // The cuda platform's compilation: target arch, TF32, dumps, passes' flags; run_hlo_passes
+  // likewise taken from run_test_hlo_passes / run_reference_hlo_passes. With the cuda platform
+  // under test, --xla_dump_hlo_snapshots follows these dump options instead of cpu's.
+  CudaCompileOptions cuda;
 };
 
 // Data the input brings besides the module.
@@ -153,14 +160,15 @@ struct ReplayReport {
   // The interpreter has no compilation: this is the verification and preparation time.
   double compile_seconds = 0;
   double reference_compile_seconds = 0;
-  // cpu runs: what was compiled and what was left to the interpreter (CpuExecutable::Summary).
+  // cpu and cuda runs: what was compiled and what was left to the interpreter
+  // (CpuExecutable::Summary, CudaExecutable::Summary).
   std::string compile_summary;
   std::string reference_compile_summary;
   // xla-cpu runs: XLA's optimized module (the first run's) and the jaxlib that compiled it.
   std::string xla_optimized_module;
   std::string xla_jaxlib_version;
   std::vector<std::string> warnings;
-  // Files written under --xla_dump_to: the cpu compile's dumps, then one
+  // Files written under --xla_dump_to: the cpu or cuda compile's dumps, then one
   // `<module>.snapshot.<N>.pb` per iteration with --xla_dump_hlo_snapshots.
   std::vector<std::string> dump_files;
   std::vector<ReplayIteration> iterations;
@@ -172,8 +180,12 @@ struct ReplayReport {
   std::vector<IterationLiterals> ToIterationLiterals() const;
 };
 
-// Checks a platform name; FailedPrecondition for known platforms that are not built yet.
+// Checks a platform name; FailedPrecondition for known platforms that cannot run here (cuda
+// without a driver or GPU, xla-cpu without jax, rocm), InvalidArgument for unknown names.
 absl::Status CheckPlatform(const std::string& platform);
+// Whether `platform` runs a compiled, optimised copy of the module (cpu, host, cuda, gpu), so
+// its instructions are not the module's own.
+bool CompilesModule(const std::string& platform);
 
 class ReplaySession {
  public:

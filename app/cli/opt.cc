@@ -1,6 +1,6 @@
 // `hlowb opt FILE [--platform=cpu|gpu] [--passes=p1,p2,...] [--list-passes] [--list-stages]
-//  [--stage=hlo|buffer-assignment|memory-usage-report|llvm|llvm-no-opt] [--format=long|short]
-//  [-o OUT]
+//  [--stage=hlo|buffer-assignment|memory-usage-report|llvm|llvm-no-opt|ptx] [--cuda_arch=sm_NN]
+//  [--format=long|short] [-o OUT]
 //  [--split-input-file] [--pass-stats] [--xla_* flags]`
 // Runs the embedded compiler's HLO pipeline (or a list of passes) on a module, with hlo-opt's
 // flag names where they overlap. XLA_FLAGS is read first; --xla_* flags on the command line
@@ -16,7 +16,9 @@
 #include "core/support/file_util.h"
 #include "core/support/strings.h"
 #include "core/text/printer.h"
+#include "app/cli/replay_tools.h"
 #include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #include "replay/evaluator/constant_evaluator.h"
 
 namespace hlowb::cli {
@@ -26,9 +28,12 @@ namespace {
 constexpr char kUsage[] =
     "usage: hlowb opt FILE [--platform=cpu|gpu] [--passes=p1,p2,...] [--list-passes]\n"
     "                 [--list-stages] [--stage=hlo|buffer-assignment|memory-usage-report|\n"
-    "                 llvm|llvm-no-opt]\n"
+    "                 llvm|llvm-no-opt|ptx] [--cuda_arch=sm_NN]\n"
     "                 [--format=long|short] [-o OUT] [--split-input-file] [--pass-stats]\n"
-    "                 [--xla_dump_to=DIR] [--xla_dump_hlo_pass_re=RE] [--xla_... flags]\n";
+    "                 [--xla_dump_to=DIR] [--xla_dump_hlo_pass_re=RE] [--xla_... flags]\n"
+    "--stage=llvm and llvm-no-opt (with --platform=cpu) print the cpu platform's kernels as LLVM\n"
+    "IR; --stage=ptx (with --platform=gpu) prints the cuda platform's kernels as PTX for\n"
+    "--cuda_arch (default sm_80; no GPU needed).\n";
 
 void PrintPassStats(const std::string& label, const CompileResult& result) {
   std::cerr << label << ": " << result.records.size() << " pass runs, "
@@ -57,7 +62,7 @@ int RunOpt(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
   if (!ParseArgs(rest, {"list-passes", "list-stages", "split-input-file", "pass-stats"},
-                 {"platform", "passes", "stage", "format", "o"}, &args, &error)) {
+                 {"platform", "passes", "stage", "format", "o", "cuda_arch"}, &args, &error)) {
     std::cerr << "hlowb opt: " << error << "\n" << kUsage;
     return kUsageError;
   }
@@ -71,7 +76,7 @@ int RunOpt(const std::vector<std::string>& argv) {
     return kOk;
   }
   if (args.Has("list-stages")) {
-    std::cout << "hlo\nbuffer-assignment\nmemory-usage-report\nllvm\nllvm-no-opt\n";
+    std::cout << "hlo\nbuffer-assignment\nmemory-usage-report\nllvm\nllvm-no-opt\nptx\n";
     return kOk;
   }
   if (args.positional.size() != 1) {
@@ -80,15 +85,29 @@ int RunOpt(const std::vector<std::string>& argv) {
   }
   const std::string stage = args.Get("stage", "hlo");
   const bool llvm_stage = stage == "llvm" || stage == "llvm-no-opt";
+  const bool ptx_stage = stage == "ptx";
   if (stage != "hlo" && stage != "buffer-assignment" && stage != "memory-usage-report" &&
-      !llvm_stage) {
-    std::cerr << "hlowb opt: --stage must be hlo, buffer-assignment, memory-usage-report, llvm or "
-                 "llvm-no-opt, not '"
+      !llvm_stage && !ptx_stage) {
+    std::cerr << "hlowb opt: --stage must be hlo, buffer-assignment, memory-usage-report, llvm, "
+                 "llvm-no-opt or ptx, not '"
               << stage << "'\n";
     return kUsageError;
   }
   if (llvm_stage && platform != "cpu") {
     std::cerr << "hlowb opt: --stage=" << stage << " needs --platform=cpu\n";
+    return kUsageError;
+  }
+  if (ptx_stage && platform != "gpu") {
+    std::cerr << "hlowb opt: --stage=ptx needs --platform=gpu\n";
+    return kUsageError;
+  }
+  if (args.Has("cuda_arch") && !ptx_stage) {
+    std::cerr << "hlowb opt: --cuda_arch goes with --stage=ptx\n";
+    return kUsageError;
+  }
+  const std::string cuda_arch = args.Get("cuda_arch", "sm_80");
+  if (absl::Status st = CheckCudaArch(cuda_arch); !st.ok()) {
+    std::cerr << "hlowb opt: " << st.message() << "\n";
     return kUsageError;
   }
   const std::string format = args.Get("format", "long");
@@ -100,9 +119,10 @@ int RunOpt(const std::vector<std::string>& argv) {
   CompileOptions options;
   options.platform = platform;
   options.evaluator = InterpreterConstantEvaluator();
-  // The llvm stages show the kernels the cpu platform runs, so the module is compiled as that
-  // platform compiles it.
-  if (llvm_stage) SkipPassesTheCpuRuntimeDoesNotNeed(&options.pass_options);
+  // The llvm and ptx stages show the kernels the cpu and cuda platforms run, so the module is
+  // compiled as that platform compiles it (both runtimes keep row-major arrays and never work
+  // in place).
+  if (llvm_stage || ptx_stage) SkipPassesTheCpuRuntimeDoesNotNeed(&options.pass_options);
   if (const char* env = std::getenv("XLA_FLAGS")) {
     std::vector<std::string> unknown;
     absl::Status st =
@@ -164,6 +184,14 @@ int RunOpt(const std::vector<std::string>& argv) {
         continue;
       }
       out += *ir;
+    } else if (ptx_stage) {
+      absl::StatusOr<std::string> ptx = CudaKernelPtx(*m.module, cuda_arch);
+      if (!ptx.ok()) {
+        std::cerr << m.label << ": error: " << ptx.status().message() << "\n";
+        ok = false;
+        continue;
+      }
+      out += *ptx;
     } else if (stage == "hlo") {
       AppendModule(*m.module, print, &out);
     } else if (stage == "buffer-assignment") {

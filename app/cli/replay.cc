@@ -36,7 +36,7 @@ constexpr char kUsage[] =
     "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
     "         [--xla_dump_to=DIR] [--xla_cpu_enable_kernel_cache=true|false]\n"
     "         [--xla_cpu_kernel_cache_dir=DIR] [--profile=N] [--xla_dump_hlo_snapshots]\n"
-    "         [--xla_cpu_helper_timeout=SECONDS]\n"
+    "         [--xla_cpu_helper_timeout=SECONDS] [--cuda_arch=sm_NN] [--cuda_allow_tf32]\n"
     "         [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
     "evaluator; also 'reference'), cpu (compiled for this machine: the cpu pass pipeline, then\n"
@@ -45,15 +45,19 @@ constexpr char kUsage[] =
     ".venv or $HLOWB_PYTHON; several devices run as XLA host devices; it rounds 16-bit floats\n"
     "where the module says, --xla_allow_excess_precision=false unless XLA_FLAGS sets it; a\n"
     "helper still running after --xla_cpu_helper_timeout seconds, default 600, is killed);\n"
-    "cuda is not built yet. Without a reference\n"
+    "cuda (also 'gpu': an NVIDIA GPU through its driver, loaded at run time: the gpu pass\n"
+    "pipeline, then PTX kernels and cuBLAS GEMMs, the interpreter computing the rest; with\n"
+    "--run_test_hlo_passes=false XLA's optimized GPU HLO runs as given, one kernel per fusion;\n"
+    "--cuda_arch=sm_NN sets the PTX target, default the device's; --cuda_allow_tf32 lets f32\n"
+    "GEMMs use TF32, off by default). Without a reference\n"
     "platform the result is compared with the one a snapshot or literals file carries, if any.\n"
     "cpu compiles are cached on disk (default ~/.cache/hlowb/cpu-kernels); --xla_dump_to writes\n"
-    "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s; with\n"
-    "--xla_dump_hlo_snapshots each iteration also writes module_NNNN.<name>.snapshot.<N>.pb,\n"
-    "an HloSnapshot of the module that ran with its arguments and result (replay it with\n"
-    "hlowb replay FILE to check the result again).\n"
-    "--profile=N prints the N instructions that took longest on the test platform (cpu: the\n"
-    "module after its passes).\n"
+    "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s (cuda: .ptx);\n"
+    "with --xla_dump_hlo_snapshots each iteration also writes\n"
+    "module_NNNN.<name>.snapshot.<N>.pb, an HloSnapshot of the module that ran with its\n"
+    "arguments and result (replay it with hlowb replay FILE to check the result again).\n"
+    "--profile=N prints the N instructions that took longest on the test platform (cpu, cuda:\n"
+    "the module after its passes).\n"
     "Error bounds default to 1e-3; an element mismatches when both bounds are exceeded.\n"
     "Devices: the module's replica_count x num_partitions unless --num_replicas /\n"
     "--num_partitions say otherwise; several devices run as threads with real collectives\n"
@@ -180,7 +184,8 @@ int RunReplay(const std::vector<std::string>& argv_in) {
   Args args;
   std::string error;
   if (!ParseArgs(argv, {"force_fake_data", "print_literals", "use_large_float_range",
-                        "find_nonfinite", "isolate_instructions", "bisect_passes"},
+                        "find_nonfinite", "isolate_instructions", "bisect_passes",
+                        "cuda_allow_tf32"},
                  {"platform", "reference_platform", "input_format", "iterations", "seed",
                   "abs_error_bound", "rel_error_bound", "input_literals_file",
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
@@ -188,7 +193,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "custom_call_fallback", "custom_call_library", "host_transfers", "module",
                   "xla_dump_to",
                   "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "profile",
-                  "literal_format", "xla_cpu_helper_timeout"},
+                  "literal_format", "xla_cpu_helper_timeout", "cuda_arch"},
                  &args, &error) ||
       args.positional.empty()) {
     std::cerr << "hlowb replay: " << (error.empty() ? "expected at least one FILE" : error)
@@ -220,6 +225,9 @@ int RunReplay(const std::vector<std::string>& argv_in) {
     if (!known) std::cerr << "warning: " << f << " is not used by hlowb replay\n";
   }
   if (args.Has("xla_dump_to")) options.cpu.dump_options.dump_to = args.Get("xla_dump_to");
+  // The cuda platform dumps and runs its passes under the same flags.
+  options.cuda.dump_options = options.cpu.dump_options;
+  options.cuda.pass_options = options.cpu.pass_options;
   if (options.cpu.dump_options.snapshots && options.cpu.dump_options.dump_to.empty()) {
     std::cerr << "warning: --xla_dump_hlo_snapshots writes nothing without --xla_dump_to=DIR\n";
   }
@@ -380,6 +388,12 @@ int RunReplay(const std::vector<std::string>& argv_in) {
       std::cout << "  platform: " << options.platform << ", reference platform: "
                 << (options.reference_platform.empty() ? "none" : options.reference_platform)
                 << "\n";
+      for (const std::string* p : {&options.platform, &options.reference_platform}) {
+        if (*p == kCudaPlatform || *p == "gpu") {
+          std::cout << "  cuda device: " << CudaDeviceDescription() << "\n";
+          break;
+        }
+      }
       absl::StatusOr<ReplayReport> report = session.Run();
       if (!report.ok()) {
         std::cout << "  FAILED: " << report.status().message() << "\n";

@@ -16,14 +16,17 @@
 
 namespace hlowb::cli {
 
+absl::Status CheckCudaArch(const std::string& arch) {
+  bool ok = arch.size() >= 5 && arch.size() <= 6 && arch.rfind("sm_", 0) == 0;
+  for (size_t i = 3; ok && i < arch.size(); ++i) ok = arch[i] >= '0' && arch[i] <= '9';
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat("--cuda_arch must be sm_NN (sm_80, sm_90, ...), not '", arch, "'"));
+}
+
 absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
   options->platform = args.Get("platform", "interpreter");
   options->reference_platform = args.Get("reference_platform", "");
-  for (const std::string* p : {&options->platform, &options->reference_platform}) {
-    if (p->empty()) continue;
-    absl::Status st = CheckPlatform(*p);
-    if (!st.ok()) return st;
-  }
   options->cpu.cache_dir =
       args.Get("xla_cpu_kernel_cache_dir", codegen::DefaultKernelCacheDir());
   if (args.Has("xla_cpu_enable_kernel_cache")) {
@@ -33,6 +36,13 @@ absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
     } else if (v != "true" && v != "1") {
       return absl::InvalidArgumentError("--xla_cpu_enable_kernel_cache must be true or false");
     }
+  }
+  // The cuda platform: --cuda_allow_tf32 (XLA's --xla_gpu_enable_tf32) and --cuda_arch=sm_NN.
+  options->cuda.allow_tf32 = args.Has("cuda_allow_tf32");
+  if (args.Has("cuda_arch")) {
+    absl::Status st = CheckCudaArch(args.Get("cuda_arch"));
+    if (!st.ok()) return st;
+    options->cuda.gpu_arch = args.Get("cuda_arch");
   }
   if (args.Has("seed")) {
     const std::string v = args.Get("seed");
@@ -62,6 +72,12 @@ absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
     if (!ok || used != v.size() || !(*target >= 0)) {
       return absl::InvalidArgumentError(StrCat("--", name, " must be a non-negative number"));
     }
+  }
+  // Last, so a malformed flag is a usage error even where the platform cannot run.
+  for (const std::string* p : {&options->platform, &options->reference_platform}) {
+    if (p->empty()) continue;
+    absl::Status st = CheckPlatform(*p);
+    if (!st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -169,6 +185,7 @@ ReplayToolOutcome RunReplayTools(const Args& args, const std::string& label, con
     iso.memory_budget_bytes = options->memory_budget_bytes;
     iso.custom_call = options->custom_call;
     iso.cpu = options->cpu;
+    iso.cuda = options->cuda;
     std::cout << "  arguments from " << run->iterations[0].argument_source
               << "; inputs of each instruction captured from a full interpreter run\n";
     absl::StatusOr<IsolationReport> report =

@@ -27,9 +27,14 @@ absl::StatusOr<std::shared_ptr<CustomCallDispatcher>> MakeCustomCallDispatcher(
     const Args& args, const std::string& platform, const Module& module,
     const ReplayInputs& inputs, std::vector<XlaFfiHandler>* ffi_handlers = nullptr);
 
+// --cuda_arch's value: sm_ and two or three digits (sm_80, sm_90, sm_100); InvalidArgument
+// naming the flag otherwise.
+absl::Status CheckCudaArch(const std::string& arch);
+
 // The flags `hlowb replay` and `hlowb reduce` share, into `options`: --platform (default
 // interpreter) and --reference_platform, each checked with CheckPlatform; the cpu kernel cache
-// (--xla_cpu_kernel_cache_dir, --xla_cpu_enable_kernel_cache); --seed; --abs_error_bound and
+// (--xla_cpu_kernel_cache_dir, --xla_cpu_enable_kernel_cache); the cuda platform's
+// --cuda_allow_tf32 (a bare flag) and --cuda_arch=sm_NN; --seed; --abs_error_bound and
 // --rel_error_bound. A malformed value is InvalidArgument naming the flag (a usage error); a
 // platform that cannot run here keeps CheckPlatform's status.
 absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options);

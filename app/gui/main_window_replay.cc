@@ -26,6 +26,7 @@
 #include "core/proto/literal_convert.h"
 #include "core/support/file_util.h"
 #include "core/text/printer.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #include "replay/backends/xla/xla_cpu_backend.h"
 #include "core/analysis/cost_overlay.h"
 #include "viewer/graph/graph_cost_overlay.h"
@@ -111,6 +112,30 @@ void MainWindow::BuildReplay() {
                                       "process")
                                        .arg(QString::fromStdString(*python))
                                  : QString::fromStdString(std::string(python.status().message())));
+  }
+  {
+    // The cuda platform: loading the driver (dlopen, cuInit) can take a moment where there is
+    // one, so the panel asks off the UI thread and lists cuda disabled until it knows.
+    struct CudaProbe {
+      bool available = false;
+      QString detail;
+    };
+    auto* watcher = new QFutureWatcher<CudaProbe>(this);
+    connect(watcher, &QFutureWatcher<CudaProbe>::finished, this, [this, watcher] {
+      const CudaProbe probe = watcher->result();
+      watcher->deleteLater();
+      replay_panel_->SetCudaAvailable(probe.available, probe.detail);
+    });
+    watcher->setFuture(QtConcurrent::run([] {
+      CudaProbe probe;
+      const absl::Status st = CudaAvailable();
+      probe.available = st.ok();
+      probe.detail =
+          st.ok() ? QString::fromStdString(CudaDeviceDescription())
+                  : QString::fromStdString(std::string(st.message())) +
+                        tr(" (the cuda platform needs an NVIDIA GPU and its driver)");
+      return probe;
+    }));
   }
   replay_ = new ReplayController(this);
   timeline_view_->setColumnHidden(viewer::TimelineModel::kReplay, true);

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "core/ir/literal.h"
 #include "core/ir/module.h"
-#include "plugins/api/json_reader.h"
+#include "core/support/json_reader.h"
 
 namespace hlowb {
 

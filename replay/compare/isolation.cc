@@ -144,9 +144,9 @@ std::string IsolationReport::ToTable() const {
 
 namespace {
 
-// One isolated instruction's module run on `platform`: the interpreter, the cpu platform (the
-// piece compiled on its own, so the instruction runs as the cpu platform's code), or real XLA's
-// cpu backend.
+// One isolated instruction's module run on `platform`: the interpreter, the cpu or cuda
+// platform (the piece compiled on its own, so the instruction runs as that platform's code), or
+// real XLA's cpu backend.
 absl::StatusOr<Literal> RunPiece(const std::string& platform, const Module& piece,
                                  const std::vector<Literal>& args, const EvaluatorOptions& base,
                                  const IsolationOptions& options) {
@@ -154,6 +154,13 @@ absl::StatusOr<Literal> RunPiece(const std::string& platform, const Module& piec
     CpuCompileOptions co = options.cpu;
     co.cancel = base.cancel;
     auto exe = CpuExecutable::Compile(piece, co);
+    if (!exe.ok()) return exe.status();
+    return (*exe)->Run(args, base);
+  }
+  if (platform == kCudaPlatform || platform == "gpu") {
+    CudaCompileOptions co = options.cuda;
+    co.cancel = base.cancel;
+    auto exe = CudaExecutable::Compile(piece, co);
     if (!exe.ok()) return exe.status();
     return (*exe)->Run(args, base);
   }

@@ -4,10 +4,11 @@
 // reference platform, fed with the values its operands had in a full run of the module on the
 // interpreter (not with fake data, so each instruction sees realistic inputs; the interpreter's
 // run is the one whose values belong to the module's own instructions, since the cpu platform
-// runs an optimised copy), and the two results are compared. On the cpu platform each isolated
-// instruction is compiled by itself; on xla-cpu each runs through real XLA. The outcome is run_hlo_module's status table, one row per
-// instruction with a (reference, test) status pair, sorted the way it sorts them (MATCHED
-// first, MISMATCH last), followed by a count per status pair.
+// runs an optimised copy), and the two results are compared. On the cpu and cuda platforms each
+// isolated instruction is compiled by itself; on xla-cpu each runs through real XLA. The
+// outcome is run_hlo_module's status table, one row per instruction with a (reference, test)
+// status pair, sorted the way it sorts them (MATCHED first, MISMATCH last), followed by a count
+// per status pair.
 //
 // Statuses: MATCHED / MISMATCH (compared within the bounds or not), RAN (no reference
 // platform, or the reference was skipped), SKIPPED (the instruction cannot run alone: infeed,
@@ -33,6 +34,7 @@
 #include "core/ir/module.h"
 #include "core/support/cancel.h"
 #include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #include "replay/compare/compare.h"
 #include "replay/evaluator/evaluator.h"
 
@@ -65,6 +67,8 @@ struct IsolationOptions {
   ProgressFn progress;  // per isolated instruction
   // How the cpu platform compiles each isolated instruction (cache, threads).
   CpuCompileOptions cpu;
+  // How the cuda platform compiles each isolated instruction (arch, TF32).
+  CudaCompileOptions cuda;
   // Runs an isolated module on the test platform; unset: the platform named by `platform`.
   // A seam for backends that run elsewhere, and for tests that need a disagreeing platform.
   std::function<absl::StatusOr<Literal>(const Module&, const std::vector<Literal>&)> test_runner;

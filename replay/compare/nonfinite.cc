@@ -265,7 +265,7 @@ absl::StatusOr<NonfiniteReport> FindNonfinite(const Module& module, ReplayOption
     stop.Cancel();
   };
 
-  const bool compiled = options.platform == kCpuPlatform || options.platform == "host";
+  const bool compiled = CompilesModule(options.platform);
   std::optional<ReplayOptions> again;
   std::optional<ReplayInputs> again_inputs;
   if (compiled) {

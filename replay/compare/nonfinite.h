@@ -14,8 +14,8 @@
 // scatter and the like are judged through the instruction that applies them.
 //
 // It runs the test platform only (no reference run) and stops at the first finding. On the cpu
-// platform the finding is also located on the interpreter, in the module's own instructions
-// (see NonfiniteReport::interpreter_finding).
+// and cuda platforms the finding is also located on the interpreter, in the module's own
+// instructions (see NonfiniteReport::interpreter_finding).
 #ifndef HLOWB_REPLAY_COMPARE_NONFINITE_H_
 #define HLOWB_REPLAY_COMPARE_NONFINITE_H_
 
@@ -68,8 +68,8 @@ struct NonfiniteReport {
   int iterations_run = 0;
   bool found = false;
   NonfiniteFinding finding;
-  // On a compiled platform (cpu) the finding names an instruction of the module as that platform
-  // compiled it (a fusion the compiler made, say). The search is then repeated on the
+  // On a compiled platform (cpu, cuda) the finding names an instruction of the module as that
+  // platform compiled it (a fusion the compiler made, say). The search is then repeated on the
   // interpreter with the same arguments up to that replay iteration, to name the instruction of
   // the module itself: `interpreter_finding` when the interpreter also finds one, nothing when
   // it computes no NaN or Inf there (the compiled platform then differs from the interpreter).

@@ -352,6 +352,7 @@ absl::StatusOr<ReplayResult> Replay(const ReplayRequest& request, const WorkerOp
     iso.seed = o.seed;
     iso.custom_call = o.custom_call;
     iso.cpu = o.cpu;
+    iso.cuda = o.cuda;
     iso.cancel = cancel;
     iso.progress = progress;
     auto report = IsolateInstructions(*module, run->iterations[0].arguments, iso);

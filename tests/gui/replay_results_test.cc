@@ -24,6 +24,7 @@
 #include "core/ir/computation.h"
 #include "core/ir/instruction.h"
 #include "core/ir/module.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #include "tests/gui/latency_probe.h"
 #include "tests/unit/replay/replay_fixtures.h"
 #include "viewer/graph/graph_view.h"
@@ -456,6 +457,39 @@ ENTRY e {
     QVERIFY2(panel->Details().contains(QStringLiteral("Compiled for cpu:")) &&
                  panel->Details().contains(QStringLiteral("kernel")),
              qPrintable(panel->Details()));
+  }
+
+  void CudaIsOfferedOnlyWithAGpu() {
+    // The window looks for a GPU off the UI thread; until it knows, cuda is listed disabled.
+    auto w = NewWindow();
+    auto* platform = w->findChild<QComboBox*>(QStringLiteral("replayPlatform"));
+    auto* reference = w->findChild<QComboBox*>(QStringLiteral("replayReference"));
+    QVERIFY(platform != nullptr && reference != nullptr);
+    const int index = platform->findData(QStringLiteral("cuda"));
+    QVERIFY(index >= 0);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !platform->itemData(index, Qt::ToolTipRole).toString().startsWith(
+            QStringLiteral("Looking for")),
+        30000);
+    const bool gpu = hlowb::CudaAvailable().ok();
+    for (QComboBox* combo : {platform, reference}) {
+      const int i = combo->findData(QStringLiteral("cuda"));
+      QVERIFY(i >= 0);
+      auto* model = qobject_cast<QStandardItemModel*>(combo->model());
+      QVERIFY(model != nullptr);
+      QCOMPARE(model->item(i)->isEnabled(), gpu);
+      const QString tip = combo->itemData(i, Qt::ToolTipRole).toString();
+      if (gpu) {
+        QVERIFY2(tip.contains(QString::fromStdString(hlowb::CudaDeviceDescription())),
+                 qPrintable(tip));
+      } else {
+        QVERIFY2(tip.contains(QStringLiteral("driver")), qPrintable(tip));
+      }
+    }
+    QVERIFY2(platform->itemText(index).contains(
+                 gpu ? QString::fromStdString(hlowb::CudaDeviceDescription())
+                     : QStringLiteral("no GPU")),
+             qPrintable(platform->itemText(index)));
   }
 
   void XlaCpuIsOfferedWhenJaxIsFound() {

@@ -163,10 +163,7 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
                          tr("The module compiled for this CPU: the cpu pass pipeline, LLVM kernels, "
                             "OpenBLAS for dots and convolutions"),
                          Qt::ToolTipRole);
-  platform_->addItem(tr("cuda (not built yet)"), QStringLiteral("cuda"));
-  if (auto* model = qobject_cast<QStandardItemModel*>(platform_->model())) {
-    model->item(2)->setEnabled(false);
-  }
+  platform_->addItem(QStringLiteral("cuda"), QStringLiteral("cuda"));
   platform_->addItem(tr("xla-cpu (real XLA, helper process)"), QStringLiteral("xla-cpu"));
   form->addRow(tr("Backend"), platform_);
   reference_ = new QComboBox;
@@ -174,10 +171,12 @@ ReplayPanel::ReplayPanel(QWidget* parent) : QWidget(parent) {
   reference_->addItem(tr("none"), QString());
   reference_->addItem(QStringLiteral("interpreter"), QStringLiteral("interpreter"));
   reference_->addItem(QStringLiteral("cpu"), QStringLiteral("cpu"));
+  reference_->addItem(QStringLiteral("cuda"), QStringLiteral("cuda"));
   reference_->addItem(QStringLiteral("xla-cpu"), QStringLiteral("xla-cpu"));
   reference_->setCurrentIndex(1);
   SetXlaCpuAvailable(false, tr("Real XLA needs jax: run scripts/setup (it makes .venv) or set "
                                "HLOWB_PYTHON to a Python with jax"));
+  SetCudaAvailable(false, tr("Looking for an NVIDIA GPU and its driver…"));
   form->addRow(tr("Compare with"), reference_);
   data_ = new QComboBox;
   data_->setObjectName(QStringLiteral("replayData"));
@@ -475,6 +474,29 @@ void ReplayPanel::SetXlaCpuAvailable(bool available, const QString& detail) {
     }
     combo->setItemData(index, detail, Qt::ToolTipRole);
     if (!available && combo->currentIndex() == index) combo->setCurrentIndex(combo == platform_ ? 0 : 1);
+  }
+}
+
+void ReplayPanel::SetCudaAvailable(bool available, const QString& detail) {
+  for (QComboBox* combo : {platform_, reference_}) {
+    const int index = combo->findData(QStringLiteral("cuda"));
+    if (index < 0) continue;
+    if (auto* model = qobject_cast<QStandardItemModel*>(combo->model())) {
+      if (QStandardItem* item = model->item(index)) item->setEnabled(available);
+    }
+    // The backend list names the device; the reference list stays short.
+    if (combo == platform_) {
+      combo->setItemText(index, available ? tr("cuda: %1").arg(detail) : tr("cuda (no GPU)"));
+    }
+    combo->setItemData(index,
+                       available ? tr("The module compiled for %1: the gpu pass pipeline, PTX "
+                                      "kernels, cuBLAS for dots")
+                                       .arg(detail)
+                                 : detail,
+                       Qt::ToolTipRole);
+    if (!available && combo->currentIndex() == index) {
+      combo->setCurrentIndex(combo == platform_ ? 0 : 1);
+    }
   }
 }
 

@@ -100,6 +100,11 @@ class ReplayPanel : public QWidget {
   // Real XLA's CPU backend ("xla-cpu", a helper process running the installed jax) as backend
   // and reference: offered when found; otherwise listed disabled, its tooltip saying why.
   void SetXlaCpuAvailable(bool available, const QString& detail);
+  // The cuda platform (an NVIDIA GPU through its driver) as backend and reference: offered when
+  // a GPU was found, `detail` then naming the device ("NVIDIA H200 (sm_90, ...)"); otherwise
+  // listed disabled ("cuda (no GPU)"), its tooltip (`detail`) saying what is missing. Starts
+  // disabled until the window has looked.
+  void SetCudaAvailable(bool available, const QString& detail);
   void SetMode(ReplayMode mode);
   // Offers Reduce… for the run just shown: `until` is the failure a reduction keeps ("mismatch",
   // "nonfinite", "crash" or "error"); empty withdraws it. Running and Clear() withdraw it too.

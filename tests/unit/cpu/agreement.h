@@ -4,6 +4,7 @@
 #define HLOWB_TESTS_UNIT_CPU_AGREEMENT_H_
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "core/ir/float_types.h"
@@ -19,15 +20,19 @@ inline double ElementAsDouble(const Literal& l, int64_t i) {
   return FloatBitsToDouble(t, l.GetBits(i));
 }
 
+// Tolerance by element type (CpuToleranceFor's shape); other backends pass their own table.
+using ToleranceFn = std::function<CpuTolerance(PrimitiveType)>;
+
 // Empty when `got` agrees with `want`; else the first disagreement.
-inline std::string Disagreement(const Literal& want, const Literal& got, const std::string& where) {
+inline std::string Disagreement(const Literal& want, const Literal& got, const std::string& where,
+                                const ToleranceFn& tolerance = CpuToleranceFor) {
   if (want.shape().IsTuple()) {
     if (!got.shape().IsTuple() || got.tuple_elements().size() != want.tuple_elements().size()) {
       return where + ": tuple arity differs";
     }
     for (size_t k = 0; k < want.tuple_elements().size(); ++k) {
       std::string d = Disagreement(want.tuple_elements()[k], got.tuple_elements()[k],
-                                   where + "{" + std::to_string(k) + "}");
+                                   where + "{" + std::to_string(k) + "}", tolerance);
       if (!d.empty()) return d;
     }
     return "";
@@ -50,7 +55,7 @@ inline std::string Disagreement(const Literal& want, const Literal& got, const s
     }
     return "";
   }
-  const CpuTolerance tol = CpuToleranceFor(t);
+  const CpuTolerance tol = tolerance(t);
   for (int64_t i = 0; i < want.element_count(); ++i) {
     double a = ElementAsDouble(want, i), b = ElementAsDouble(got, i);
     if (std::isnan(a) && std::isnan(b)) continue;

@@ -7,6 +7,10 @@
 // compiled kernels: every test of the interpreter's semantics is also a test of the cpu backend.
 // Modules the verifier rejects (a few tests give the interpreter inconsistent shapes on
 // purpose) are refused by the compiler, so those still run on the interpreter there.
+//
+// Built with HLOWB_EVAL_TESTS_ON_CUDA (hlowb_cuda_tests), Run() compiles the module for the cuda
+// platform the same way when a driver and GPU are present (CudaAvailable()), and evaluates on
+// the interpreter otherwise (CI), so those binaries pass everywhere.
 #ifndef HLOWB_TESTS_UNIT_EVALUATOR_EVAL_TEST_UTIL_H_
 #define HLOWB_TESTS_UNIT_EVALUATOR_EVAL_TEST_UTIL_H_
 
@@ -19,6 +23,9 @@
 #ifdef HLOWB_EVAL_TESTS_ON_CPU
 #include "core/analysis/verifier.h"
 #include "replay/backends/cpu/cpu_backend.h"
+#elif defined(HLOWB_EVAL_TESTS_ON_CUDA)
+#include "core/analysis/verifier.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #endif
 
 namespace hlowb::testing {
@@ -59,6 +66,18 @@ inline std::string Run(const std::string& hlo, const std::vector<std::string>& a
   cpu.run_hlo_passes = false;
   cpu.opt_level = 1;
   auto exe = CpuExecutable::Compile(**module, cpu);
+  if (!exe.ok()) return "error: " + std::string(exe.status().message());
+  auto r = (*exe)->Run(literals, options);
+#elif defined(HLOWB_EVAL_TESTS_ON_CUDA)
+  if (!CudaAvailable().ok() || CountErrors(VerifyModule(**module)) > 0) {
+    auto r = EvaluateModule(**module, literals, options);
+    if (!r.ok()) return "error: " + std::string(r.status().message());
+    return PrintShapedLiteral(*r);
+  }
+  CudaCompileOptions cuda;
+  cuda.run_hlo_passes = false;
+  cuda.opt_level = 1;
+  auto exe = CudaExecutable::Compile(**module, cuda);
   if (!exe.ok()) return "error: " + std::string(exe.status().message());
   auto r = (*exe)->Run(literals, options);
 #else

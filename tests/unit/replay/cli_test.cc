@@ -1,5 +1,6 @@
 // `hlowb replay`: exit codes and output on resources/samples/sample.hlo, literal files through
-// the command line, platforms that are not built yet.
+// the command line, the compiled platforms (cpu; cuda, which says what is missing without a
+// driver or GPU).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "replay/backends/cuda/cuda_backend.h"
 #include "replay/data/literals_file.h"
 #include "replay_test_util.h"
 
@@ -83,12 +85,7 @@ TEST(ReplayCli, PrintLiteralsAndSeedDeterminism) {
   EXPECT_NE(strip_times(a.output), strip_times(c.output));
 }
 
-TEST(ReplayCli, PlatformsNotBuiltYet) {
-  {
-    Result r = Replay(kSample + " --platform=cuda");
-    EXPECT_EQ(r.code, 1) << r.output;
-    EXPECT_TRUE(Contains(r.output, "not built yet")) << r.output;
-  }
+TEST(ReplayCli, CompiledPlatforms) {
   // cpu is built: it compiles, says what it compiled, and agrees with the interpreter.
   Result cpu = Replay(kSample + " --platform=cpu --reference_platform=interpreter "
                                 "--xla_cpu_enable_kernel_cache=false --profile=3");
@@ -96,9 +93,39 @@ TEST(ReplayCli, PlatformsNotBuiltYet) {
   EXPECT_TRUE(Contains(cpu.output, "kernel")) << cpu.output;
   EXPECT_TRUE(Contains(cpu.output, "profile (cpu")) << cpu.output;
   EXPECT_TRUE(Contains(cpu.output, "comparison with reference platform interpreter: OK")) << cpu.output;
-  Result r = Replay(kSample + " --reference_platform=cuda");
-  EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_TRUE(Contains(r.output, "not built yet")) << r.output;
+}
+
+TEST(ReplayCli, CudaPlatform) {
+  // Malformed cuda flags are usage errors, GPU or not.
+  EXPECT_EQ(Replay(kSample + " --platform=cuda --cuda_arch=90").code, 2);
+  EXPECT_EQ(Replay(kSample + " --platform=cuda --cuda_arch=sm_x0").code, 2);
+  EXPECT_EQ(Replay(kSample + " --platform=cuda --cuda_allow_tf32=maybe").code, 2);
+  const bool gpu = CudaAvailable().ok();
+  for (const std::string flags :
+       {"--platform=cuda --reference_platform=interpreter",
+        "--platform=gpu --cuda_arch=sm_80 --reference_platform=interpreter",
+        "--reference_platform=cuda"}) {
+    Result r = Replay(kSample + " " + flags);
+    if (gpu) {
+      EXPECT_EQ(r.code, 0) << flags << "\n" << r.output;
+      EXPECT_TRUE(Contains(r.output, "cuda device: ")) << r.output;
+      EXPECT_TRUE(Contains(r.output, "kernel")) << r.output;
+      continue;
+    }
+    // No driver or GPU here: a clear error naming what is missing, not a usage error.
+    EXPECT_EQ(r.code, 1) << flags << "\n" << r.output;
+    EXPECT_FALSE(Contains(r.output, "not built yet")) << r.output;
+    EXPECT_TRUE(Contains(r.output, "driver")) << r.output;
+    EXPECT_TRUE(Contains(r.output, "--platform=cpu")) << r.output;
+  }
+  // --cuda_allow_tf32 is a known flag (TF32 may round the sample's dots past the bounds, so
+  // only its acceptance is checked).
+  Result tf32 = Replay(kSample + " --platform=cuda --cuda_allow_tf32");
+  EXPECT_FALSE(Contains(tf32.output, "unknown option")) << tf32.output;
+  EXPECT_NE(tf32.code, 2) << tf32.output;
+  Result help = Replay("");
+  EXPECT_TRUE(Contains(help.output, "cuda (also 'gpu'")) << help.output;
+  EXPECT_TRUE(Contains(help.output, "--cuda_allow_tf32")) << help.output;
 }
 
 TEST(ReplayCli, UsageErrors) {

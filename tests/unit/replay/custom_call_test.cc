@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "plugins/api/custom_call_registry.h"
-#include "plugins/api/json_reader.h"
+#include "core/support/json_reader.h"
 #include "plugins/builtin/builtin_plugins.h"
 #include "replay/compare/compare.h"
 #include "replay/data/fake_data.h"

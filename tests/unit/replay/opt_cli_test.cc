@@ -108,6 +108,38 @@ TEST(OptCli, DisabledPassesFromFlagsAndXlaFlags) {
   fs::remove_all(dir);
 }
 
+TEST(OptCli, PtxStageShowsTheCudaKernelsWithoutAGpu) {
+  fs::path dir = TempDir("ptx");
+  fs::create_directories(dir);
+  fs::path m = dir / "small.hlo";
+  std::ofstream(m) << "HloModule small\n\nENTRY e {\n  a = f32[64] parameter(0)\n"
+                      "  b = f32[64] parameter(1)\n  s = f32[64] add(a, b)\n"
+                      "  ROOT x = f32[64] exponential(s)\n}\n";
+  Result stages = Hlowb("opt --list-stages");
+  ASSERT_EQ(stages.code, 0) << stages.out;
+  EXPECT_NE(stages.out.find("ptx\n"), std::string::npos) << stages.out;
+
+  Result ptx = Hlowb("opt " + m.string() + " --platform=gpu --stage=ptx");
+  ASSERT_EQ(ptx.code, 0) << ptx.out;
+  EXPECT_NE(ptx.out.find(".entry"), std::string::npos) << ptx.out;
+  EXPECT_NE(ptx.out.find(".target sm_80"), std::string::npos) << "default arch: " << ptx.out;
+  Result sm90 = Hlowb("opt " + m.string() + " --platform=gpu --stage=ptx --cuda_arch=sm_90");
+  ASSERT_EQ(sm90.code, 0) << sm90.out;
+  EXPECT_NE(sm90.out.find(".entry"), std::string::npos) << sm90.out;
+  EXPECT_NE(sm90.out.find(".target sm_90"), std::string::npos) << sm90.out;
+  EXPECT_EQ(sm90.out.find(".target sm_80"), std::string::npos) << sm90.out;
+
+  // PTX is the gpu platform's; the cpu platform's kernels are --stage=llvm.
+  Result cpu = Hlowb("opt " + m.string() + " --platform=cpu --stage=ptx");
+  EXPECT_EQ(cpu.code, 2) << cpu.out;
+  EXPECT_NE(cpu.out.find("--stage=ptx needs --platform=gpu"), std::string::npos) << cpu.out;
+  EXPECT_EQ(Hlowb("opt " + m.string() + " --stage=ptx").code, 2) << "cpu is the default";
+  EXPECT_EQ(Hlowb("opt " + m.string() + " --platform=gpu --stage=ptx --cuda_arch=90").code, 2);
+  EXPECT_EQ(Hlowb("opt " + m.string() + " --platform=gpu --cuda_arch=sm_90").code, 2)
+      << "--cuda_arch goes with --stage=ptx";
+  fs::remove_all(dir);
+}
+
 TEST(OptCli, InvalidModuleIsRefusedBeforeAnyPass) {
   fs::path dir = TempDir("invalid");
   fs::create_directories(dir);

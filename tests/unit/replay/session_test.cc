@@ -116,14 +116,45 @@ TEST(ReplaySession, HostTransferModeWordsRoundTrip) {
 
 TEST(ReplaySession, PlatformsNotBuiltAndUnknown) {
   auto m = Parse(kAdd);
+  for (const char* cuda : {"cuda", "gpu"}) {
+    // cuda without a driver or GPU (CI) says what is missing and what to use instead; with
+    // one it compiles, says what it compiled, and agrees with the interpreter.
+    ReplayOptions o;
+    o.platform = cuda;
+    o.reference_platform = "interpreter";
+    auto r = ReplaySession(*m, o).Run();
+    if (CudaAvailable().ok()) {
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_TRUE(r->all_match());
+      EXPECT_FALSE(r->compile_summary.empty());
+      EXPECT_TRUE(CheckPlatform(cuda).ok());
+      continue;
+    }
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+    const std::string message(r.status().message());
+    EXPECT_EQ(message.find("not built yet"), std::string::npos) << message;
+    EXPECT_NE(message.find("driver"), std::string::npos) << message;
+    EXPECT_NE(message.find("--platform=cpu"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string(CudaAvailable().message())), std::string::npos)
+        << message;
+    // As reference platform too.
+    ReplayOptions ref;
+    ref.reference_platform = cuda;
+    EXPECT_EQ(ReplaySession(*m, ref).Run().status().code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
   {
     ReplayOptions o;
-    o.platform = "cuda";
+    o.platform = "rocm";
     auto r = ReplaySession(*m, o).Run();
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_NE(std::string(r.status().message()).find("not built yet"), std::string::npos);
   }
+  EXPECT_TRUE(CompilesModule("cpu") && CompilesModule("host") && CompilesModule("cuda") &&
+              CompilesModule("gpu"));
+  EXPECT_FALSE(CompilesModule("interpreter") || CompilesModule("xla-cpu"));
   {
     // cpu runs, compiled, and matches the interpreter as reference.
     ReplayOptions o;
@@ -139,6 +170,7 @@ TEST(ReplaySession, PlatformsNotBuiltAndUnknown) {
   ReplayOptions o;
   o.reference_platform = "tpu";
   EXPECT_EQ(ReplaySession(*m, o).Run().status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(CheckPlatform("tpu").message()).find("cuda"), std::string::npos);
   o.reference_platform = "reference";  // run_hlo_module's name for the interpreter
   EXPECT_TRUE(ReplaySession(*m, o).Run().ok());
 }

@@ -7,8 +7,8 @@
 //
 // It reads only; it does not write JSON, keep comments, or preserve key order beyond the input
 // order, and it caps nesting depth so a hostile config cannot exhaust the stack.
-#ifndef HLOWB_PLUGINS_API_JSON_READER_H_
-#define HLOWB_PLUGINS_API_JSON_READER_H_
+#ifndef HLOWB_CORE_SUPPORT_JSON_READER_H_
+#define HLOWB_CORE_SUPPORT_JSON_READER_H_
 
 #include <cstdint>
 #include <optional>
@@ -63,4 +63,4 @@ class JsonValue {
 
 }  // namespace hlowb
 
-#endif  // HLOWB_PLUGINS_API_JSON_READER_H_
+#endif  // HLOWB_CORE_SUPPORT_JSON_READER_H_

@@ -1,4 +1,4 @@
-#include "plugins/api/json_reader.h"
+#include "core/support/json_reader.h"
 
 #include <cctype>
 #include <cmath>

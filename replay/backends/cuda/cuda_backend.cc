@@ -1,0 +1,646 @@
+#include "replay/backends/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "core/analysis/verifier.h"
+#include "core/ir/computation.h"
+#include "core/passes/hlo_edit.h"
+#include "core/passes/pipelines.h"
+#include "core/support/json_reader.h"
+#include "core/support/strings.h"
+#include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/cuda/cuda_driver.h"
+#include "replay/codegen/gpu_codegen.h"
+#include "replay/evaluator/constant_evaluator.h"
+
+namespace hlowb {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool RowMajor(const Shape& s) {
+  if (!s.has_layout()) return true;
+  const std::vector<int64_t>& m2m = s.layout().minor_to_major;
+  if (m2m.empty()) return true;
+  for (size_t i = 0; i < m2m.size(); ++i) {
+    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
+  }
+  return s.layout().tiles.empty();
+}
+
+// A dot as one strided-batched cuBLAS GEMM on row-major buffers: batch dimensions lead both
+// operands, and each operand's free and contracting dimensions are each contiguous, in either
+// order (the second order is passed transposed).
+struct GemmPlan {
+  cuda::Blas::Type type = cuda::Blas::Type::kF32;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  bool lhs_km = false;  // lhs stored [B, K, M]
+  bool rhs_nk = false;  // rhs stored [B, N, K]
+  // XLA's cuBLAS custom calls: D = alpha * A.B + beta * C, with C the third operand; the
+  // result is element 0 of a tuple whose other elements (the workspace) come back as zeros.
+  double alpha = 1, beta = 0;
+  bool has_c = false;
+  bool tuple_result = false;
+};
+
+bool Consecutive(const std::vector<int64_t>& dims, int64_t first) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != first + static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+std::optional<GemmPlan> PlanGemm(const Shape& ls, const Shape& rs, const Shape& os,
+                                 const DotDimensionNumbers& d) {
+  if (!d.lhs_ragged_dimensions.empty() || !d.rhs_group_dimensions.empty()) return std::nullopt;
+  if (!ls.IsArray() || !rs.IsArray() || !os.IsArray()) return std::nullopt;
+  const PrimitiveType t = os.element_type();
+  if ((t != PrimitiveType::kF32 && t != PrimitiveType::kF64) || ls.element_type() != t ||
+      rs.element_type() != t) {
+    return std::nullopt;
+  }
+  if (!RowMajor(ls) || !RowMajor(rs) || !RowMajor(os)) return std::nullopt;
+  const int64_t nb = static_cast<int64_t>(d.lhs_batch_dimensions.size());
+  if (static_cast<int64_t>(d.rhs_batch_dimensions.size()) != nb ||
+      !Consecutive(d.lhs_batch_dimensions, 0) || !Consecutive(d.rhs_batch_dimensions, 0) ||
+      d.lhs_contracting_dimensions.size() != d.rhs_contracting_dimensions.size()) {
+    return std::nullopt;
+  }
+  GemmPlan p;
+  p.type = t == PrimitiveType::kF32 ? cuda::Blas::Type::kF32 : cuda::Blas::Type::kF64;
+  for (int64_t i = 0; i < nb; ++i) {
+    const int64_t a = ls.dimension(static_cast<int>(i));
+    if (a != rs.dimension(static_cast<int>(i))) return std::nullopt;
+    p.batch *= a;
+  }
+  const int64_t nc = static_cast<int64_t>(d.lhs_contracting_dimensions.size());
+  const int64_t lfree = ls.rank() - nb - nc, rfree = rs.rank() - nb - nc;
+  if (lfree < 0 || rfree < 0) return std::nullopt;
+  // Contracting dimensions: last (MK / KN... see below) or first after the batch.
+  if (Consecutive(d.lhs_contracting_dimensions, nb + lfree)) {
+    p.lhs_km = false;
+  } else if (Consecutive(d.lhs_contracting_dimensions, nb)) {
+    p.lhs_km = true;
+  } else {
+    return std::nullopt;
+  }
+  if (Consecutive(d.rhs_contracting_dimensions, nb)) {
+    p.rhs_nk = false;
+  } else if (Consecutive(d.rhs_contracting_dimensions, nb + rfree)) {
+    p.rhs_nk = true;
+  } else {
+    return std::nullopt;
+  }
+  for (int64_t i = 0; i < nc; ++i) {
+    const int64_t a = ls.dimension(static_cast<int>(d.lhs_contracting_dimensions[i]));
+    if (a != rs.dimension(static_cast<int>(d.rhs_contracting_dimensions[i]))) return std::nullopt;
+    p.k *= a;
+  }
+  std::vector<int64_t> out_dims(ls.dimensions().begin(), ls.dimensions().begin() + nb);
+  const int64_t lfree_first = p.lhs_km ? nb + nc : nb;
+  for (int64_t i = 0; i < lfree; ++i) {
+    p.m *= ls.dimension(static_cast<int>(lfree_first + i));
+    out_dims.push_back(ls.dimension(static_cast<int>(lfree_first + i)));
+  }
+  const int64_t rfree_first = p.rhs_nk ? nb : nb + nc;
+  for (int64_t i = 0; i < rfree; ++i) {
+    p.n *= rs.dimension(static_cast<int>(rfree_first + i));
+    out_dims.push_back(rs.dimension(static_cast<int>(rfree_first + i)));
+  }
+  if (out_dims != os.dimensions()) return std::nullopt;
+  const int64_t limit = int64_t{1} << 31;
+  if (p.batch * p.m * p.n == 0 || p.k == 0 || p.m >= limit || p.n >= limit || p.k >= limit ||
+      p.batch >= limit) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::optional<GemmPlan> PlanDot(const Instruction& instr) {
+  if (instr.opcode() != Opcode::kDot || instr.operand_count() != 2) return std::nullopt;
+  const InstructionAttrs& at = instr.attrs_or_default();
+  if (!at.sparsity.empty() || !at.dot_dimension_numbers) return std::nullopt;
+  return PlanGemm(instr.operand(0)->shape(), instr.operand(1)->shape(), instr.shape(),
+                  *at.dot_dimension_numbers);
+}
+
+// XLA's `__cublas$gemm` and `__cublas$lt$matmul` custom calls without an epilogue, from their
+// backend_config's gemm_backend_config (alpha_real, beta, dot_dimension_numbers).
+std::optional<GemmPlan> PlanCublasCall(const Instruction& instr, std::string* why) {
+  if (instr.opcode() != Opcode::kCustomCall) return std::nullopt;
+  const std::string& target = instr.attrs_or_default().custom_call_target;
+  if (target != "__cublas$gemm" && target != "__cublas$lt$matmul") return std::nullopt;
+  const std::string& text = instr.backend_config();
+  absl::StatusOr<JsonValue> root = JsonValue::Parse(text.empty() ? "{}" : text);
+  if (!root.ok() || !root->is_object()) {
+    *why = "its backend_config does not parse";
+    return std::nullopt;
+  }
+  const JsonValue* section = root->Find("gemm_backend_config");
+  const JsonValue& cfg = section != nullptr && section->is_object() ? *section : *root;
+  const JsonValue* dims = cfg.Find("dot_dimension_numbers");
+  if (dims == nullptr || !dims->is_object()) {
+    *why = "its backend_config has no dot_dimension_numbers";
+    return std::nullopt;
+  }
+  DotDimensionNumbers dn;
+  for (auto [key, field] : {std::pair{"lhs_batch_dimensions", &dn.lhs_batch_dimensions},
+                            std::pair{"rhs_batch_dimensions", &dn.rhs_batch_dimensions},
+                            std::pair{"lhs_contracting_dimensions", &dn.lhs_contracting_dimensions},
+                            std::pair{"rhs_contracting_dimensions", &dn.rhs_contracting_dimensions}}) {
+    if (const JsonValue* v = dims->Find(key)) {
+      std::optional<std::vector<int64_t>> ints = v->AsIntArray();
+      if (!ints) {
+        *why = StrCat(key, " is not a list of integers");
+        return std::nullopt;
+      }
+      *field = std::move(*ints);
+    }
+  }
+  if (const JsonValue* e = cfg.Find("epilogue")) {
+    std::optional<std::string> name = e->AsText();
+    std::optional<int64_t> number = e->AsInt();
+    if (!((name && *name == "DEFAULT") || (number && *number == 0))) {
+      *why = "cuBLAS epilogues (bias, activations) run on the host";
+      return std::nullopt;
+    }
+  }
+  auto number = [&](const char* key, double fallback) {
+    const JsonValue* v = cfg.Find(key);
+    return v == nullptr ? fallback : v->AsNumber().value_or(fallback);
+  };
+  if (number("alpha_imag", 0) != 0) {
+    *why = "complex alpha";
+    return std::nullopt;
+  }
+  const Shape& out = instr.shape().IsTuple() && instr.shape().tuple_count() > 0
+                         ? instr.shape().tuple_shape(0)
+                         : instr.shape();
+  const double beta = number("beta", 0);
+  const int expected = beta != 0 ? 3 : 2;
+  if (instr.operand_count() != expected) {
+    *why = StrCat(instr.operand_count(), " operands (scales or bias) where plain A, B",
+                  beta != 0 ? ", C" : "", " are taken");
+    return std::nullopt;
+  }
+  std::optional<GemmPlan> p =
+      PlanGemm(instr.operand(0)->shape(), instr.operand(1)->shape(), out, dn);
+  if (!p) {
+    *why = "cuBLAS here takes f32 and f64 GEMMs with leading batch dimensions and row-major "
+           "operands";
+    return std::nullopt;
+  }
+  if (beta != 0 && (!instr.operand(2)->shape().IsArray() ||
+                    instr.operand(2)->shape().dimensions() != out.dimensions() ||
+                    instr.operand(2)->shape().element_type() != out.element_type() ||
+                    !RowMajor(instr.operand(2)->shape()))) {
+    *why = "its C operand is not of the result's shape";
+    return std::nullopt;
+  }
+  p->alpha = number("alpha_real", 1);
+  p->beta = beta;
+  p->has_c = beta != 0;
+  p->tuple_result = instr.shape().IsTuple();
+  return p;
+}
+
+size_t ByteSize(const Literal& l) { return l.data().size(); }
+
+}  // namespace
+
+CudaTolerance CudaToleranceFor(PrimitiveType type, bool dot) {
+  switch (type) {
+    case PrimitiveType::kF64: return dot ? CudaTolerance{1e-8, 1e-8} : CudaTolerance{1e-9, 1e-9};
+    case PrimitiveType::kF32: return dot ? CudaTolerance{1e-4, 1e-4} : CudaTolerance{1e-5, 1e-5};
+    case PrimitiveType::kF16: return {1.0 / 1024, 1.0 / 1024};
+    case PrimitiveType::kBF16: return {1.0 / 128, 1.0 / 128};
+    default:
+      if (IsSmallFloat(type)) return {0.25, 0.25};
+      return {0, 0};
+  }
+}
+
+absl::Status CudaAvailable() { return cuda::DriverAvailable(); }
+
+std::string CudaDeviceDescription() {
+  absl::Status st = cuda::DriverAvailable();
+  if (!st.ok()) return std::string(st.message());
+  absl::StatusOr<cuda::DeviceInfo> info = cuda::GetDeviceInfo(0);
+  if (!info.ok()) return std::string(info.status().message());
+  char text[256];
+  std::snprintf(text, sizeof text, "%s (%s, %d SMs, %.0f GiB, driver %d.%d)", info->name.c_str(),
+                info->arch().c_str(), info->multiprocessors,
+                static_cast<double>(info->total_memory) / (1 << 30), info->driver_version / 1000,
+                info->driver_version % 1000 / 10);
+  return text;
+}
+
+std::vector<const Instruction*> CudaKernelCandidates(const Module& module) {
+  return KernelCandidates(module);
+}
+
+absl::StatusOr<std::string> CudaKernelPtx(const Module& module, const std::string& arch) {
+  codegen::PtxOptions po;
+  po.gpu_arch = arch.empty() ? "sm_80" : arch;
+  absl::StatusOr<codegen::PtxProgram> p = codegen::CompileToPtx(CudaKernelCandidates(module), po);
+  if (!p.ok()) return p.status();
+  std::string out = StrCat("// ", p->kernels.size(), " kernel(s) for ", p->arch, "; ",
+                           p->refused.size(), " instruction(s) left to the interpreter\n");
+  for (const codegen::RefusedInstruction& r : p->refused) {
+    StrAppend(&out, "// not compiled: ", r.reason, "\n");
+  }
+  StrAppend(&out, p->ptx);
+  return out;
+}
+
+struct CudaExecutable::Impl {
+  struct Kernel {
+    codegen::GpuKernelInfo info;
+    int program = 0;  // index into ptx / gpu_modules
+  };
+  std::unique_ptr<Module> module;
+  std::vector<std::string> ptx;
+  std::unordered_map<const Instruction*, Kernel> kernels;
+  std::vector<std::pair<std::string, std::string>> kernel_order;
+  std::unordered_map<const Instruction*, GemmPlan> gemms;
+  CudaCompileStats stats;
+  std::vector<std::pair<std::string, std::string>> not_compiled;
+  bool allow_tf32 = false;
+  // Device state; absent when compiled with compile_only.
+  std::unique_ptr<cuda::Context> context;
+  std::vector<std::unique_ptr<cuda::Module>> gpu_modules;
+  std::unique_ptr<cuda::Blas> blas;
+  absl::Status blas_status = absl::OkStatus();
+  mutable std::mutex mu;  // one instruction on the GPU at a time
+  mutable CudaRunStats run_stats;
+};
+
+CudaExecutable::CudaExecutable() : impl_(std::make_unique<Impl>()) {}
+CudaExecutable::~CudaExecutable() {
+  if (impl_ == nullptr) return;
+  impl_->blas.reset();
+  impl_->gpu_modules.clear();
+  impl_->context.reset();
+}
+const Module& CudaExecutable::module() const { return *impl_->module; }
+const CudaCompileStats& CudaExecutable::stats() const { return impl_->stats; }
+const std::vector<std::string>& CudaExecutable::ptx_programs() const { return impl_->ptx; }
+std::vector<std::pair<std::string, std::string>> CudaExecutable::kernel_names() const {
+  return impl_->kernel_order;
+}
+const std::vector<std::pair<std::string, std::string>>& CudaExecutable::not_compiled() const {
+  return impl_->not_compiled;
+}
+CudaRunStats CudaExecutable::run_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->run_stats;
+}
+
+absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
+    const Module& module, const CudaCompileOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<CudaExecutable> exe(new CudaExecutable());
+  Impl& impl = *exe->impl_;
+  impl.allow_tf32 = options.allow_tf32;
+  std::string arch = options.gpu_arch;
+  if (!options.compile_only) {
+    absl::StatusOr<std::unique_ptr<cuda::Context>> ctx = cuda::Context::Create(options.device_ordinal);
+    if (!ctx.ok()) return ctx.status();
+    impl.context = std::move(*ctx);
+    if (arch.empty()) arch = impl.context->info().arch();
+  }
+  if (arch.empty()) arch = "sm_80";
+  if (!options.run_hlo_passes) {
+    std::vector<VerifierDiagnostic> diags = VerifyModule(module);
+    if (int errors = CountErrors(diags); errors > 0) {
+      for (const VerifierDiagnostic& d : diags) {
+        if (d.severity == VerifierDiagnostic::Severity::kError) {
+          return absl::InvalidArgumentError(StrCat("the module does not verify (", errors,
+                                                   " error", errors == 1 ? "" : "s",
+                                                   "); first: ", d.ToString()));
+        }
+      }
+    }
+  }
+  impl.module = CloneModule(module);
+  if (options.run_hlo_passes) {
+    CompileOptions co;
+    co.platform = "gpu";
+    co.pass_options = options.pass_options;
+    SkipPassesTheCpuRuntimeDoesNotNeed(&co.pass_options);
+    co.dump_options = options.dump_options;
+    co.evaluator = InterpreterConstantEvaluator();
+    co.cancel = options.cancel;
+    absl::StatusOr<CompileResult> r = CompileModule(impl.module.get(), co);
+    if (!r.ok()) return r.status();
+    impl.stats.pass_seconds = r->pass_seconds;
+    impl.stats.dump_files = r->dump_files;
+  }
+  codegen::PtxOptions po;
+  po.gpu_arch = arch;
+  po.opt_level = options.opt_level;
+  po.cancel = options.cancel;
+  {
+    ModuleDumper dumper(options.dump_options, *impl.module);
+    if (dumper.enabled()) {
+      po.dump_dir = options.dump_options.dump_to;
+      po.dump_prefix = dumper.file_prefix();
+    }
+  }
+  auto cg_start = std::chrono::steady_clock::now();
+  // Fusions the generator refuses are compiled instruction by instruction from their fused
+  // computation (the driver then walks it), as on the cpu platform: a second PTX program.
+  std::vector<const Instruction*> candidates = CudaKernelCandidates(*impl.module);
+  std::vector<codegen::RefusedInstruction> refused;
+  for (int round = 0; round < 2 && !candidates.empty(); ++round) {
+    if (round == 1) po.dump_prefix += ".unfused";
+    absl::StatusOr<codegen::PtxProgram> program = codegen::CompileToPtx(candidates, po);
+    if (!program.ok()) return program.status();
+    candidates.clear();
+    for (codegen::RefusedInstruction& r : program->refused) {
+      if (round == 0 && r.instruction->opcode() == Opcode::kFusion &&
+          !r.instruction->called_computations().empty()) {
+        for (const Instruction* h : r.instruction->called_computations()[0]->instructions()) {
+          const Opcode op = h->opcode();
+          if (op != Opcode::kParameter && op != Opcode::kConstant && op != Opcode::kTuple &&
+              op != Opcode::kGetTupleElement) {
+            candidates.push_back(h);
+          }
+        }
+      }
+      refused.push_back(std::move(r));
+    }
+    impl.stats.arch = program->arch;
+    impl.stats.dump_files.insert(impl.stats.dump_files.end(), program->dump_files.begin(),
+                                 program->dump_files.end());
+    if (program->kernels.empty()) continue;
+    const int index = static_cast<int>(impl.ptx.size());
+    impl.ptx.push_back(program->ptx);
+    for (codegen::GpuKernelInfo& k : program->kernels) {
+      impl.kernel_order.emplace_back(k.instruction->name(), k.kernel_name);
+      impl.kernels.emplace(k.instruction, Impl::Kernel{std::move(k), index});
+    }
+  }
+  impl.stats.codegen_seconds = Since(cg_start);
+  for (const auto& c : impl.module->computations()) {
+    for (const Instruction* h : c->instructions()) {
+      std::string why;
+      std::optional<GemmPlan> plan =
+          h->opcode() == Opcode::kDot ? PlanDot(*h) : PlanCublasCall(*h, &why);
+      if (plan) {
+        impl.gemms.emplace(h, *plan);
+        ++impl.stats.library_calls;
+        continue;
+      }
+      if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution ||
+          h->opcode() == Opcode::kCustomCall) {
+        ++impl.stats.interpreted;
+        ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
+        impl.not_compiled.emplace_back(
+            h->name(), h->opcode() == Opcode::kDot
+                           ? "cuBLAS takes f32 and f64 dots with leading batch dimensions and "
+                             "row-major operands"
+                           : h->opcode() == Opcode::kConvolution
+                                 ? "convolutions are not compiled for cuda yet"
+                                 : StrCat("custom call ", h->attrs_or_default().custom_call_target, " runs on the host",
+                                          why.empty() ? std::string() : StrCat(": ", why)));
+      }
+    }
+  }
+  for (const codegen::RefusedInstruction& r : refused) {
+    if (r.instruction->opcode() == Opcode::kFusion) continue;  // counted through its body
+    if (r.instruction->opcode() == Opcode::kDot && impl.gemms.count(r.instruction) > 0) continue;
+    if (r.instruction->opcode() == Opcode::kDot || r.instruction->opcode() == Opcode::kConvolution ||
+        r.instruction->opcode() == Opcode::kCustomCall) {
+      continue;  // counted above
+    }
+    ++impl.stats.interpreted;
+    ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(r.instruction->opcode()))];
+    impl.not_compiled.emplace_back(r.instruction->name(), r.reason);
+  }
+  impl.stats.kernels = static_cast<int64_t>(impl.kernels.size());
+  if (impl.context != nullptr) {
+    auto load_start = std::chrono::steady_clock::now();
+    for (const std::string& ptx : impl.ptx) {
+      absl::StatusOr<std::unique_ptr<cuda::Module>> m = impl.context->LoadPtx(ptx);
+      if (!m.ok()) return m.status();
+      impl.gpu_modules.push_back(std::move(*m));
+    }
+    if (!impl.gemms.empty()) {
+      absl::StatusOr<std::unique_ptr<cuda::Blas>> blas =
+          cuda::Blas::Create(impl.context.get(), options.allow_tf32);
+      if (blas.ok()) {
+        impl.blas = std::move(*blas);
+      } else {
+        // Without cuBLAS the dots run on the interpreter; the summary says why.
+        impl.blas_status = blas.status();
+        for (const auto& [h, plan] : impl.gemms) {
+          ++impl.stats.interpreted;
+          ++impl.stats.interpreted_by_opcode["dot"];
+          impl.not_compiled.emplace_back(h->name(), std::string(blas.status().message()));
+        }
+        impl.stats.library_calls -= static_cast<int64_t>(impl.gemms.size());
+        impl.gemms.clear();
+      }
+    }
+    impl.stats.load_seconds = Since(load_start);
+  }
+  impl.stats.total_seconds = Since(start);
+  return exe;
+}
+
+std::string CudaExecutable::Summary() const {
+  const CudaCompileStats& s = impl_->stats;
+  std::string by;
+  std::vector<std::pair<int64_t, std::string>> sorted;
+  for (const auto& [op, n] : s.interpreted_by_opcode) sorted.emplace_back(-n, op);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [n, op] : sorted) StrAppend(&by, by.empty() ? "" : ", ", op, " ", -n);
+  char secs[200];
+  std::snprintf(secs, sizeof secs,
+                "compiled for %s in %.2f s (passes %.2f s, LLVM %.2f s, driver load %.2f s)",
+                s.arch.c_str(), s.total_seconds, s.pass_seconds, s.codegen_seconds,
+                s.load_seconds);
+  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s", "; ", s.library_calls,
+                " cuBLAS call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,
+                " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
+                by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
+}
+
+std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
+                                                     const std::vector<const Literal*>&)>
+CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+                     ConstantCache* constant_cache) const {
+  Impl* impl = impl_.get();
+  std::shared_ptr<ConstantCache> own_cache;
+  if (constant_cache == nullptr) {
+    own_cache = std::make_shared<ConstantCache>();
+    constant_cache = own_cache.get();
+  }
+  using Result = std::optional<absl::StatusOr<Literal>>;
+  return [impl, elided_constant, constant_cache, own_cache](
+             const Instruction& instr, const std::vector<const Literal*>& ops) -> Result {
+    if (impl->context == nullptr) return std::nullopt;  // compiled without a device
+    auto fail = [](absl::Status st) { return Result(absl::StatusOr<Literal>(std::move(st))); };
+    cuda::Context* ctx = impl->context.get();
+    auto upload = [&](const Literal& l) -> absl::StatusOr<cuda::DeviceBuffer> {
+      absl::StatusOr<cuda::DeviceBuffer> b = cuda::DeviceBuffer::Make(ctx, ByteSize(l));
+      if (!b.ok()) return b.status();
+      if (absl::Status st = ctx->CopyToDevice(b->ptr(), l.data().data(), ByteSize(l)); !st.ok()) {
+        return st;
+      }
+      return b;
+    };
+    // cuBLAS dots and XLA's cuBLAS custom calls.
+    if (auto g = impl->gemms.find(&instr); g != impl->gemms.end() && impl->blas != nullptr) {
+      const GemmPlan& p = g->second;
+      if (ops.size() != (p.has_c ? 3u : 2u)) return std::nullopt;
+      for (const Literal* op : ops) {
+        if (!op->shape().IsArray()) return std::nullopt;
+      }
+      std::lock_guard<std::mutex> lock(impl->mu);
+      auto t0 = std::chrono::steady_clock::now();
+      absl::StatusOr<cuda::DeviceBuffer> a = upload(*ops[0]);
+      if (!a.ok()) return fail(a.status());
+      absl::StatusOr<cuda::DeviceBuffer> b = upload(*ops[1]);
+      if (!b.ok()) return fail(b.status());
+      Literal result;
+      if (p.tuple_result) {
+        result = Literal(instr.shape(), /*allocate=*/false);
+        std::vector<Literal> elems;
+        for (int e = 0; e < instr.shape().tuple_count(); ++e) {
+          elems.push_back(Literal(instr.shape().tuple_shape(e)));  // zeros (the workspace)
+        }
+        *result.mutable_tuple_elements() = std::move(elems);
+      } else {
+        result = Literal::Uninitialized(instr.shape());
+      }
+      Literal& d = p.tuple_result ? (*result.mutable_tuple_elements())[0] : result;
+      absl::StatusOr<cuda::DeviceBuffer> c =
+          p.has_c ? upload(*ops[2]) : cuda::DeviceBuffer::Make(ctx, ByteSize(d));
+      if (!c.ok()) return fail(c.status());
+      impl->run_stats.copy_seconds += Since(t0);
+      // Row-major C[M,N] = A[M,K] B[K,N] is column-major C^T = B^T A^T: cuBLAS's m = N, n = M.
+      absl::StatusOr<float> ms = ctx->TimeMs([&] {
+        return impl->blas->Gemm(p.type, p.rhs_nk, p.lhs_km, p.n, p.m, p.k, p.alpha, b->ptr(),
+                                p.rhs_nk ? p.k : p.n, p.k * p.n, a->ptr(), p.lhs_km ? p.m : p.k,
+                                p.m * p.k, p.beta, c->ptr(), p.n, p.m * p.n, p.batch);
+      });
+      if (!ms.ok()) return fail(ms.status());
+      auto t1 = std::chrono::steady_clock::now();
+      if (absl::Status st = ctx->CopyToHost(d.mutable_data()->data(), c->ptr(), ByteSize(d));
+          !st.ok()) {
+        return fail(st);
+      }
+      impl->run_stats.copy_seconds += Since(t1);
+      impl->run_stats.gemm_ms += *ms;
+      ++impl->run_stats.gemm_calls;
+      return Result(absl::StatusOr<Literal>(std::move(result)));
+    }
+    auto it = impl->kernels.find(&instr);
+    if (it == impl->kernels.end() ||
+        it->second.program >= static_cast<int>(impl->gpu_modules.size())) {
+      return std::nullopt;
+    }
+    const codegen::GpuKernelInfo& k = it->second.info;
+    cuda::Module* gpu_module = impl->gpu_modules[it->second.program].get();
+    std::vector<const Literal*> inputs;
+    for (const Literal* op : ops) {
+      if (!op->shape().IsArray()) return std::nullopt;
+      inputs.push_back(op);
+    }
+    for (const Instruction* c : k.constants) {
+      const Literal* lit = c->literal();
+      if (lit == nullptr) return std::nullopt;
+      if (lit->elided()) {
+        if (!elided_constant) {
+          return fail(absl::FailedPreconditionError(StrCat(
+              "constant %", c->name(), " was elided ({...}) in the input, so its values are "
+              "unknown")));
+        }
+        absl::StatusOr<const Literal*> v = constant_cache->Get(*c, elided_constant);
+        if (!v.ok()) return fail(v.status());
+        lit = *v;
+      }
+      inputs.push_back(lit);
+    }
+    Literal result;
+    std::vector<Literal*> outs;
+    const Shape& shape = instr.shape();
+    if (shape.IsTuple()) {
+      std::vector<Literal> elems;
+      for (const Shape& s : shape.tuple_shapes()) elems.push_back(Literal::Uninitialized(s));
+      result = Literal(shape, /*allocate=*/false);
+      *result.mutable_tuple_elements() = std::move(elems);
+      for (Literal& e : *result.mutable_tuple_elements()) outs.push_back(&e);
+    } else {
+      result = Literal::Uninitialized(shape);
+      outs.push_back(&result);
+    }
+    if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
+    std::lock_guard<std::mutex> lock(impl->mu);
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<cuda::DeviceBuffer> buffers;
+    std::vector<cuda::DevicePtr> table;
+    for (const Literal* in : inputs) {
+      absl::StatusOr<cuda::DeviceBuffer> b = upload(*in);
+      if (!b.ok()) return fail(b.status());
+      table.push_back(b->ptr());
+      buffers.push_back(std::move(*b));
+    }
+    const size_t first_out = buffers.size();
+    for (Literal* o : outs) {
+      absl::StatusOr<cuda::DeviceBuffer> b = cuda::DeviceBuffer::Make(ctx, ByteSize(*o));
+      if (!b.ok()) return fail(b.status());
+      table.push_back(b->ptr());
+      buffers.push_back(std::move(*b));
+    }
+    absl::StatusOr<cuda::DeviceBuffer> table_buffer =
+        cuda::DeviceBuffer::Make(ctx, table.size() * sizeof(cuda::DevicePtr));
+    if (!table_buffer.ok()) return fail(table_buffer.status());
+    if (absl::Status st = ctx->CopyToDevice(table_buffer->ptr(), table.data(),
+                                            table.size() * sizeof(cuda::DevicePtr));
+        !st.ok()) {
+      return fail(st);
+    }
+    impl->run_stats.copy_seconds += Since(t0);
+    int64_t count = k.iteration_count;
+    if (count > 0) {
+      cuda::DevicePtr table_ptr = table_buffer->ptr();
+      void* params[] = {&table_ptr, &count};
+      const int block = k.block_size;
+      const int64_t max_grid = std::max(1, ctx->info().multiprocessors) * int64_t{32};
+      const int grid = static_cast<int>(std::min<int64_t>((count + block - 1) / block, max_grid));
+      absl::StatusOr<float> ms = ctx->TimeMs(
+          [&] { return gpu_module->Launch(k.kernel_name, grid, block, params); });
+      if (!ms.ok()) return fail(ms.status());
+      impl->run_stats.kernel_ms += *ms;
+      ++impl->run_stats.kernel_launches;
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (absl::Status st = ctx->CopyToHost(outs[o]->mutable_data()->data(),
+                                            buffers[first_out + o].ptr(), ByteSize(*outs[o]));
+          !st.ok()) {
+        return fail(st);
+      }
+    }
+    impl->run_stats.copy_seconds += Since(t1);
+    return Result(absl::StatusOr<Literal>(std::move(result)));
+  };
+}
+
+absl::StatusOr<Literal> CudaExecutable::Run(const std::vector<Literal>& arguments,
+                                            EvaluatorOptions options) const {
+  options.compiled = Hook(options.elided_constant, options.constant_cache);
+  return EvaluateModule(*impl_->module, arguments, options);
+}
+
+}  // namespace hlowb

@@ -1,0 +1,146 @@
+// The `cuda` platform: modules compiled to PTX by the embedded code generator
+// (replay/codegen/gpu_codegen.h) and run on an NVIDIA GPU through the driver API, which is
+// loaded with dlopen (cuda_driver.h), so hlowb starts and the other platforms work without one.
+//
+// Two ways in:
+//  - a module as written (jax's before-optimizations HLO, a corpus test): the embedded `gpu`
+//    pipeline runs first (simplification, fusion, scheduling), then every loop and reduction
+//    fusion and every elementwise, data-movement and reduce instruction becomes one kernel;
+//  - XLA's optimized GPU HLO as it is (`--run_hlo_passes=false`, an is_scheduled module from a
+//    `*gpu_after_optimizations*` dump): each fusion becomes one kernel from its fused
+//    computation, so the kernel boundaries are XLA's own, and the `__cublas$gemm` custom calls
+//    run in cuBLAS with their backend_config (alpha, beta, dot dimensions).
+// f32 and f64 dots, and cuBLAS custom calls of those types without an epilogue, are cuBLAS
+// GEMMs; what neither the generator nor cuBLAS takes (sort, scatter, rng, fft, other custom
+// calls, collectives, control flow, the narrow-float forms the generator refuses) is computed by
+// the interpreter for that instruction, so a module always runs and never gives an answer the
+// interpreter would not. The summary says what was not compiled and why.
+//
+// Running walks the module with the reference evaluator's driver, which asks the compiled
+// kernels first: a kernel's operands are copied to device buffers, it runs, and its results
+// are copied back. Kernel and GEMM times are measured with CUDA events and reported in the
+// run's statistics.
+//
+// Float results agree with the interpreter within the per-type tolerances below; integer and
+// pred results agree bit for bit. TF32 is off by default (`allow_tf32`,
+// `--xla_gpu_enable_tf32`-style option `--cuda_allow_tf32`); with it on, f32 GEMMs round their
+// inputs to 10 mantissa bits and these tolerances no longer hold for dots.
+//
+// | type          | tolerance vs interpreter (relative / absolute) | why                          |
+// |---------------|------------------------------------------------|------------------------------|
+// | pred, s*, u*  | exact                                          | same semantics               |
+// | f32           | 1e-5 / 1e-5 (dots: 1e-4 / 1e-4)                | libdevice math is within 2   |
+// |               |                                                | ulp; cuBLAS sums in another  |
+// |               |                                                | order than the interpreter   |
+// | f64           | 1e-9 / 1e-9                                    | as for f32                   |
+// | f16, bf16     | one unit in the last place of the type         | rounded per instruction      |
+#ifndef HLOWB_REPLAY_BACKENDS_CUDA_CUDA_BACKEND_H_
+#define HLOWB_REPLAY_BACKENDS_CUDA_CUDA_BACKEND_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/ir/literal.h"
+#include "core/ir/module.h"
+#include "core/passes/hlo_pass.h"
+#include "core/passes/module_dumper.h"
+#include "core/support/cancel.h"
+#include "replay/evaluator/evaluator.h"
+
+namespace hlowb {
+
+inline constexpr char kCudaPlatform[] = "cuda";
+
+struct CudaTolerance {
+  double relative = 0;
+  double absolute = 0;
+};
+// Tolerance for an element of `type` computed by `opcode`'s kernel or library call.
+CudaTolerance CudaToleranceFor(PrimitiveType type, bool dot = false);
+
+// Whether the cuda platform can run here: a driver, a GPU; the error says what is missing.
+absl::Status CudaAvailable();
+// "NVIDIA H200 (sm_90, 132 SMs, 140 GiB, driver 13.0)", or the reason it is unavailable.
+std::string CudaDeviceDescription();
+
+struct CudaCompileOptions {
+  // Run the gpu pass pipeline first; false compiles the module as given (XLA's optimized HLO).
+  bool run_hlo_passes = true;
+  PassOptions pass_options;
+  DumpOptions dump_options;  // the pipeline's dumps plus .ir-no-opt.ll, .ir-with-opt.ll, .ptx
+  int device_ordinal = 0;
+  // Target for the PTX; empty: the device's (clamped to sm_90), or sm_80 without a device.
+  std::string gpu_arch;
+  int opt_level = 2;
+  bool allow_tf32 = false;
+  // Compile only: emit PTX without a device (CudaPtx, `hlowb opt --stage=ptx`, CI).
+  bool compile_only = false;
+  const CancelToken* cancel = nullptr;
+};
+
+struct CudaCompileStats {
+  double pass_seconds = 0;
+  double codegen_seconds = 0;  // LLVM: emit, optimise, PTX
+  double load_seconds = 0;     // the driver's PTX compilation and module load
+  double total_seconds = 0;
+  int64_t kernels = 0;
+  int64_t library_calls = 0;   // cuBLAS GEMMs
+  int64_t interpreted = 0;
+  std::map<std::string, int64_t> interpreted_by_opcode;
+  std::string arch;
+  std::vector<std::string> dump_files;
+};
+
+struct CudaRunStats {
+  int64_t kernel_launches = 0;
+  int64_t gemm_calls = 0;
+  double kernel_ms = 0;  // device time of kernels (CUDA events)
+  double gemm_ms = 0;    // device time of cuBLAS calls
+  double copy_seconds = 0;
+};
+
+// The instructions the cuda platform offers the code generator (as the cpu platform's).
+std::vector<const Instruction*> CudaKernelCandidates(const Module& module);
+// The PTX for an already optimised `module` (`hlowb opt --stage=ptx`), for `arch` (sm_80 when
+// empty), with the refused instructions listed as comments at the top.
+absl::StatusOr<std::string> CudaKernelPtx(const Module& module, const std::string& arch);
+
+class CudaExecutable {
+ public:
+  static absl::StatusOr<std::unique_ptr<CudaExecutable>> Compile(const Module& module,
+                                                                 const CudaCompileOptions& options);
+  ~CudaExecutable();
+
+  const Module& module() const;
+  const CudaCompileStats& stats() const;
+  // The PTX programs loaded: the kernels of the module's instructions, then (when a fusion was
+  // refused) those of the refused fusions' own instructions.
+  const std::vector<std::string>& ptx_programs() const;
+  // Kernel names by instruction name, in emission order.
+  std::vector<std::pair<std::string, std::string>> kernel_names() const;
+  std::string Summary() const;
+  const std::vector<std::pair<std::string, std::string>>& not_compiled() const;
+
+  absl::StatusOr<Literal> Run(const std::vector<Literal>& arguments, EvaluatorOptions options) const;
+  std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
+                                                       const std::vector<const Literal*>&)>
+  Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+       ConstantCache* constant_cache = nullptr) const;
+  // Statistics of the runs so far (summed).
+  CudaRunStats run_stats() const;
+
+ private:
+  CudaExecutable();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hlowb
+
+#endif  // HLOWB_REPLAY_BACKENDS_CUDA_CUDA_BACKEND_H_

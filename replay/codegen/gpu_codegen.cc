@@ -1,0 +1,436 @@
+// PTX from the elemental emitter: the emitter writes each kernel in its CPU form,
+// `void name(ptr buffers, i64 begin, i64 end)`; here that function becomes an always-inlined
+// helper of a `.entry` kernel `name(ptr buffers, i64 count)` that walks the elements with a
+// grid-stride loop, one element per thread per step, so neighbouring threads touch neighbouring
+// elements. Math calls (LLVM intrinsics the NVPTX backend cannot select, and the C library names
+// the emitter calls) are bound to libdevice's __nv_* functions, libdevice is linked in (only what
+// is used), everything but the kernels is internalised, and the module is optimised at the
+// requested level (NVPTX's own pipeline hooks resolve __nvvm_reflect) and printed as PTX.
+#include "replay/codegen/gpu_codegen.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "core/support/strings.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+namespace hlowb::codegen {
+namespace {
+
+constexpr char kTriple[] = "nvptx64-nvidia-cuda";
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void InitializeNvptx() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::string ModuleText(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return os.str();
+}
+
+// The libdevice function for an LLVM math intrinsic the NVPTX backend does not select (or
+// selects only approximately), by intrinsic and float width.
+std::string LibdeviceForIntrinsic(llvm::Intrinsic::ID id, bool f32) {
+  const char* base = nullptr;
+  switch (id) {
+    case llvm::Intrinsic::exp: base = "exp"; break;
+    case llvm::Intrinsic::exp2: base = "exp2"; break;
+    case llvm::Intrinsic::log: base = "log"; break;
+    case llvm::Intrinsic::log2: base = "log2"; break;
+    case llvm::Intrinsic::log10: base = "log10"; break;
+    case llvm::Intrinsic::sin: base = "sin"; break;
+    case llvm::Intrinsic::cos: base = "cos"; break;
+    case llvm::Intrinsic::pow: base = "pow"; break;
+    case llvm::Intrinsic::round: base = "round"; break;
+    case llvm::Intrinsic::copysign: base = "copysign"; break;
+    default: return "";
+  }
+  return StrCat("__nv_", base, f32 ? "f" : "");
+}
+
+// C library names the emitter calls (CallMath), with and without the f32 "f" suffix.
+bool IsLibmName(const std::string& name) {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> s;
+    for (const char* b : {"acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt",
+                          "cosh", "erf", "expm1", "log1p", "sinh", "tan", "tanh", "exp", "log",
+                          "sin", "cos", "pow", "exp2", "log2", "log10", "round", "copysign",
+                          "fmod", "hypot", "erfc", "lgamma", "tgamma"}) {
+      s.insert(b);
+      s.insert(StrCat(b, "f"));
+    }
+    return s;
+  }();
+  return names.count(name) > 0;
+}
+
+// Binds every math declaration in `m` to its libdevice name.
+void BindMathToLibdevice(llvm::Module* m) {
+  std::vector<llvm::Function*> decls;
+  for (llvm::Function& f : *m) {
+    if (f.isDeclaration()) decls.push_back(&f);
+  }
+  for (llvm::Function* f : decls) {
+    std::string target;
+    if (f->isIntrinsic()) {
+      llvm::Type* t = f->getReturnType();
+      if (!t->isFloatTy() && !t->isDoubleTy()) continue;
+      target = LibdeviceForIntrinsic(f->getIntrinsicID(), t->isFloatTy());
+    } else if (IsLibmName(f->getName().str())) {
+      target = StrCat("__nv_", f->getName().str());
+    }
+    if (target.empty()) continue;
+    llvm::FunctionCallee callee = m->getOrInsertFunction(target, f->getFunctionType());
+    f->replaceAllUsesWith(callee.getCallee());
+    f->eraseFromParent();
+  }
+}
+
+// Functions reachable from `root` through direct calls.
+std::set<const llvm::Function*> Reachable(const llvm::Function* root) {
+  std::set<const llvm::Function*> seen{root};
+  std::vector<const llvm::Function*> stack{root};
+  while (!stack.empty()) {
+    const llvm::Function* f = stack.back();
+    stack.pop_back();
+    for (const llvm::BasicBlock& bb : *f) {
+      for (const llvm::Instruction& i : bb) {
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&i);
+        if (call == nullptr) continue;
+        const llvm::Function* callee = call->getCalledFunction();
+        if (callee != nullptr && seen.insert(callee).second) stack.push_back(callee);
+      }
+    }
+  }
+  return seen;
+}
+
+// Erases internal functions nothing uses any more, until none is left.
+void EraseDeadFunctions(llvm::Module* m) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = m->begin(); it != m->end();) {
+      llvm::Function& f = *it++;
+      if ((f.hasLocalLinkage() || f.isDeclaration()) && f.use_empty() && !f.isIntrinsic()) {
+        f.eraseFromParent();
+        changed = true;
+      }
+    }
+  }
+}
+
+absl::StatusOr<int> ParseSm(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) {
+    return absl::InvalidArgumentError(StrCat("GPU target '", arch, "' is not of the form sm_NN"));
+  }
+  int sm = 0;
+  for (size_t i = 3; i < arch.size(); ++i) {
+    const char c = arch[i];
+    if (c == 'a' && i + 1 == arch.size()) break;  // sm_90a: the same PTX target here
+    if (c < '0' || c > '9' || sm > 10000) {
+      return absl::InvalidArgumentError(StrCat("GPU target '", arch, "' is not of the form sm_NN"));
+    }
+    sm = sm * 10 + (c - '0');
+  }
+  if (sm < 30) return absl::InvalidArgumentError(StrCat("GPU target '", arch, "' is too old"));
+  return sm;
+}
+
+// The `.entry` kernel around the emitter's range function.
+void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name) {
+  llvm::LLVMContext& ctx = m->getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Function* k = llvm::Function::Create(
+      llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getInt64Ty()}, false),
+      llvm::GlobalValue::ExternalLinkage, name, m);
+  k->addFnAttr(llvm::Attribute::NoUnwind);
+  k->addParamAttr(0, llvm::Attribute::NoAlias);
+  k->addParamAttr(0, llvm::Attribute::ReadOnly);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", k);
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "loop", k);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "exit", k);
+  b.SetInsertPoint(entry);
+  auto sreg = [&](llvm::Intrinsic::ID id) -> llvm::Value* {
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(m, id);
+    return b.CreateZExt(b.CreateCall(f), b.getInt64Ty());
+  };
+  llvm::Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  llvm::Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+  llvm::Value* ctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  llvm::Value* nctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  llvm::Value* first = b.CreateAdd(b.CreateMul(ctaid, ntid), tid, "first");
+  llvm::Value* stride = b.CreateMul(nctaid, ntid, "stride");
+  llvm::Value* count = k->getArg(1);
+  b.CreateCondBr(b.CreateICmpSLT(first, count), loop, exit);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
+  i->addIncoming(first, entry);
+  b.CreateCall(range, {k->getArg(0), i, b.CreateAdd(i, b.getInt64(1))});
+  llvm::Value* next = b.CreateAdd(i, stride, "next");
+  i->addIncoming(next, loop);
+  b.CreateCondBr(b.CreateICmpSLT(next, count), loop, exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  llvm::NamedMDNode* annotations = m->getOrInsertNamedMetadata("nvvm.annotations");
+  annotations->addOperand(llvm::MDNode::get(
+      ctx, {llvm::ValueAsMetadata::get(k), llvm::MDString::get(ctx, "kernel"),
+            llvm::ConstantAsMetadata::get(b.getInt32(1))}));
+}
+
+void Optimize(llvm::Module* m, llvm::TargetMachine* tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = false;  // one element per thread: nothing to vectorise
+  pto.SLPVectorization = opt_level >= 2;
+  llvm::PassBuilder pb(tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0
+                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
+                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                   : llvm::OptimizationLevel::O3;
+  // Even at O0 the always-inline pass runs, and NVPTX's pipeline-start hook resolves
+  // __nvvm_reflect, which libdevice needs before code generation.
+  llvm::ModulePassManager mpm = opt_level <= 0 ? pb.buildO0DefaultPipeline(level)
+                                               : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(*m, mam);
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text,
+                       std::vector<std::string>* written) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) return absl::InternalError(StrCat("cannot write ", path));
+  written->push_back(path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string FindLibdevice() {
+  if (const char* p = std::getenv("HLOWB_LIBDEVICE"); p != nullptr && *p != 0) {
+    if (std::filesystem::exists(p)) return p;
+  }
+  std::vector<std::string> roots;
+  for (const char* env : {"CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"}) {
+    if (const char* p = std::getenv(env); p != nullptr && *p != 0) roots.push_back(p);
+  }
+  roots.push_back("/usr/local/cuda");
+  roots.push_back("/usr/lib/cuda");
+  roots.push_back("/usr/lib/nvidia-cuda-toolkit");
+  for (const std::string& r : roots) {
+    std::error_code ec;
+    std::string path = r + "/nvvm/libdevice/libdevice.10.bc";
+    if (std::filesystem::exists(path, ec)) return path;
+  }
+  return "";
+}
+
+int MaxNvptxSm() { return 90; }
+
+absl::StatusOr<std::string> ClampGpuArch(const std::string& arch) {
+  absl::StatusOr<int> sm = ParseSm(arch);
+  if (!sm.ok()) return sm.status();
+  return StrCat("sm_", std::min(*sm, MaxNvptxSm()));
+}
+
+absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& instructions,
+                                        const PtxOptions& options) {
+  absl::StatusOr<std::string> arch = ClampGpuArch(options.gpu_arch);
+  if (!arch.ok()) return arch.status();
+  InitializeNvptx();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) return absl::InternalError(StrCat("LLVM has no NVPTX target: ", error));
+  llvm::TargetOptions to;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      kTriple, *arch, "+ptx78", to, std::nullopt, std::nullopt,
+      options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive : llvm::CodeGenOpt::Default));
+  if (tm == nullptr) return absl::InternalError("LLVM could not make an NVPTX target machine");
+
+  PtxProgram program;
+  program.arch = *arch;
+  auto t0 = std::chrono::steady_clock::now();
+  llvm::LLVMContext ctx;
+  llvm::Module module("hlowb_gpu_kernels", ctx);
+  module.setTargetTriple(kTriple);
+  module.setDataLayout(tm->createDataLayout());
+  std::vector<EmittedKernel> emitted;
+  if (absl::Status st = EmitKernels(&module, instructions, 0, &emitted, &program.refused);
+      !st.ok()) {
+    return st;
+  }
+  if (options.cancel != nullptr && options.cancel->IsCancelled()) {
+    return absl::CancelledError("cancelled");
+  }
+  BindMathToLibdevice(&module);
+  // Which kernels need what GPU code cannot have: host helpers, or libdevice when it is missing.
+  const std::string libdevice =
+      options.libdevice_path.empty() ? FindLibdevice() : options.libdevice_path;
+  bool needs_libdevice = false;
+  std::vector<EmittedKernel> kept;
+  for (EmittedKernel& k : emitted) {
+    llvm::Function* range = module.getFunction(k.info.function_name);
+    if (range == nullptr) return absl::InternalError("an emitted kernel is missing");
+    std::string missing;
+    bool uses_libdevice = false;
+    for (const llvm::Function* f : Reachable(range)) {
+      if (!f->isDeclaration() || f->isIntrinsic()) continue;
+      const std::string name = f->getName().str();
+      if (name.rfind("__nv_", 0) == 0) {
+        uses_libdevice = true;
+        if (!libdevice.empty()) continue;
+      }
+      missing = name;
+      break;
+    }
+    if (!missing.empty()) {
+      std::string why =
+          missing.rfind("hlowb_", 0) == 0
+              ? StrCat("needs the host's narrow-float conversion ", missing,
+                       ", which has no GPU version")
+              : missing.rfind("__nv_", 0) == 0
+                    ? StrCat("calls ", missing, ", and no libdevice.10.bc was found (set "
+                                                "CUDA_PATH or HLOWB_LIBDEVICE)")
+                    : StrCat("calls ", missing, ", which has no GPU version");
+      program.refused.push_back(
+          {k.info.instruction, StrCat("%", k.info.instruction->name(), " (",
+                                      OpcodeName(k.info.instruction->opcode()), "): ", why)});
+      range->replaceAllUsesWith(llvm::UndefValue::get(range->getType()));
+      range->eraseFromParent();
+      continue;
+    }
+    needs_libdevice = needs_libdevice || uses_libdevice;
+    // The range function becomes the kernel's inlined body.
+    const std::string name = k.info.function_name;
+    range->setName(name + "_range");
+    range->setLinkage(llvm::GlobalValue::InternalLinkage);
+    range->addFnAttr(llvm::Attribute::AlwaysInline);
+    AddKernel(&module, range, name);
+    kept.push_back(std::move(k));
+  }
+  EraseDeadFunctions(&module);
+  {
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(module, &os)) {
+      return absl::InternalError(StrCat("the GPU emitter made invalid IR: ", os.str()));
+    }
+  }
+  program.emit_seconds = Since(t0);
+  if (!options.dump_dir.empty()) {
+    if (absl::Status st = WriteFile(StrCat(options.dump_dir, "/", options.dump_prefix,
+                                           ".ir-no-opt.ll"),
+                                    ModuleText(module), &program.dump_files);
+        !st.ok()) {
+      return st;
+    }
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  if (needs_libdevice) {
+    llvm::SMDiagnostic diag;
+    std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(libdevice, diag, ctx);
+    if (lib == nullptr) {
+      return absl::FailedPreconditionError(
+          StrCat("cannot read libdevice ", libdevice, ": ", diag.getMessage().str()));
+    }
+    lib->setTargetTriple(kTriple);
+    lib->setDataLayout(module.getDataLayout());
+    if (llvm::Linker::linkModules(module, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded)) {
+      return absl::InternalError(StrCat("linking ", libdevice, " failed"));
+    }
+  }
+  std::set<std::string> kernel_names;
+  for (const EmittedKernel& k : kept) kernel_names.insert(k.info.function_name);
+  llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
+    return kernel_names.count(gv.getName().str()) > 0;
+  });
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  Optimize(&module, tm.get(), options.opt_level);
+  EraseDeadFunctions(&module);
+  program.optimize_seconds = Since(t1);
+  if (options.cancel != nullptr && options.cancel->IsCancelled()) {
+    return absl::CancelledError("cancelled");
+  }
+  if (!options.dump_dir.empty()) {
+    if (absl::Status st = WriteFile(StrCat(options.dump_dir, "/", options.dump_prefix,
+                                           ".ir-with-opt.ll"),
+                                    ModuleText(module), &program.dump_files);
+        !st.ok()) {
+      return st;
+    }
+  }
+  auto t2 = std::chrono::steady_clock::now();
+  {
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) {
+      return absl::InternalError("the NVPTX target cannot emit PTX");
+    }
+    pm.run(module);
+    program.ptx.assign(buffer.begin(), buffer.end());
+  }
+  program.codegen_seconds = Since(t2);
+  if (!options.dump_dir.empty()) {
+    if (absl::Status st = WriteFile(StrCat(options.dump_dir, "/", options.dump_prefix, ".ptx"),
+                                    program.ptx, &program.dump_files);
+        !st.ok()) {
+      return st;
+    }
+  }
+  for (EmittedKernel& k : kept) {
+    GpuKernelInfo g;
+    g.instruction = k.info.instruction;
+    g.kernel_name = k.info.function_name;
+    g.constants = k.info.constants;
+    g.num_outputs = k.info.num_outputs;
+    g.iteration_count = k.info.iteration_count;
+    g.cost_per_element = k.info.cost_per_element;
+    program.kernels.push_back(std::move(g));
+  }
+  return program;
+}
+
+}  // namespace hlowb::codegen

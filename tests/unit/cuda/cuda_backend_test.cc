@@ -1,0 +1,297 @@
+// The cuda platform on a GPU: kernels and cuBLAS dots agree with the interpreter, over small
+// modules, over every corpus module the interpreter runs, and over XLA's optimized GPU modules
+// with cuBLAS custom calls run as they are. Every test here skips, saying why, on machines
+// without a driver and GPU (CI); scripts/gpu-check runs them on the GPU machine.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/analysis/verifier.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+#include "plugins/api/custom_call_registry.h"
+#include "plugins/builtin/builtin_plugins.h"
+#include "replay/backends/cuda/cuda_backend.h"
+#include "replay/evaluator/evaluator.h"
+#include "tests/unit/cuda/cuda_test_util.h"
+#include "tests/unit/evaluator/corpus_inputs.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Disagreement;
+using testing::Pattern;
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+std::vector<Literal> PatternArgs(const Module& m) {
+  std::vector<Literal> args;
+  for (int i = 0; i < m.entry()->parameter_count(); ++i) {
+    args.push_back(Pattern(m.entry()->parameter(i)->shape(), i));
+  }
+  return args;
+}
+
+// Runs `text` on the interpreter and on cuda (with or without the gpu pipeline); returns the
+// disagreement ("" when they agree) and the executable's summary through `summary`.
+std::string Agreement(const std::string& text, bool passes, std::string* summary = nullptr,
+                      CudaRunStats* stats = nullptr) {
+  auto m = Parse(text);
+  if (m == nullptr) return "parse failed";
+  std::vector<Literal> args = PatternArgs(*m);
+  auto want = EvaluateModule(*m, args, EvaluatorOptions{});
+  if (!want.ok()) return "interpreter: " + std::string(want.status().message());
+  CudaCompileOptions o;
+  o.run_hlo_passes = passes;
+  auto exe = CudaExecutable::Compile(*m, o);
+  if (!exe.ok()) return "compile: " + std::string(exe.status().message());
+  if (summary != nullptr) *summary = (*exe)->Summary();
+  auto got = (*exe)->Run(args, EvaluatorOptions{});
+  if (!got.ok()) return "run: " + std::string(got.status().message());
+  if (stats != nullptr) *stats = (*exe)->run_stats();
+  return Disagreement(*want, *got, "result", testing::CudaElementTolerance);
+}
+
+TEST(CudaBackend, DescribesTheDevice) {
+  HLOWB_REQUIRE_CUDA();
+  const std::string d = CudaDeviceDescription();
+  std::cout << "device: " << d << "\n";
+  EXPECT_NE(d.find("sm_"), std::string::npos) << d;
+}
+
+TEST(CudaBackend, ElementwiseFusionRunsAsOneKernelAndAgrees) {
+  HLOWB_REQUIRE_CUDA();
+  std::string summary;
+  CudaRunStats stats;
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+ENTRY e {
+  a = f32[300,257] parameter(0)
+  b = f32[300,257] parameter(1)
+  c = f32[300,257] parameter(2)
+  m = f32[300,257] multiply(a, b)
+  s = f32[300,257] add(m, c)
+  t = f32[300,257] tanh(s)
+  x = f32[300,257] exponential(t)
+  ROOT l = f32[300,257] log(x)
+})", true, &summary, &stats), "");
+  EXPECT_EQ(stats.kernel_launches, 1) << summary;
+  EXPECT_GT(stats.kernel_ms, 0);
+}
+
+TEST(CudaBackend, IntegerAndPredicateOpsAreBitExact) {
+  HLOWB_REQUIRE_CUDA();
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+ENTRY e {
+  a = s32[1000] parameter(0)
+  b = s32[1000] parameter(1)
+  d = s32[1000] divide(a, b)
+  r = s32[1000] remainder(a, b)
+  sh = s32[1000] shift-left(a, b)
+  p = pred[1000] compare(a, b), direction=LT
+  sel = s32[1000] select(p, d, r)
+  u = u8[1000] convert(sel)
+  ROOT t = (s32[1000], u8[1000], pred[1000], s32[1000]) tuple(sel, u, p, sh)
+})", false), "");
+}
+
+TEST(CudaBackend, ReductionsTransposesAndDataMovementAgree) {
+  HLOWB_REQUIRE_CUDA();
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[33,65,17] parameter(0)
+  z = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  row = f32[33,65] reduce(x, z), dimensions={2}, to_apply=add
+  col = f32[33,17] reduce(x, ninf), dimensions={1}, to_apply=max
+  all = f32[] reduce(x, z), dimensions={0,1,2}, to_apply=add
+  t = f32[17,65,33] transpose(x), dimensions={2,1,0}
+  s = f32[10,20,5] slice(x), slice={[3:13], [5:45:2], [0:5]}
+  p = f32[40,65,17] pad(x, z), padding=3_4x0_0x0_0
+  c = f32[66,65,17] concatenate(x, x), dimensions={0}
+  r = f32[33,65,17] reverse(x), dimensions={0,2}
+  i = s32[33,65] iota(), iota_dimension=1
+  b = f32[33,65,17,2] broadcast(x), dimensions={0,1,2}
+  ROOT out = (f32[33,65], f32[33,17], f32[], f32[17,65,33], f32[10,20,5], f32[40,65,17],
+              f32[66,65,17], f32[33,65,17], s32[33,65], f32[33,65,17,2])
+    tuple(row, col, all, t, s, p, c, r, i, b)
+})", true), "");
+}
+
+TEST(CudaBackend, NarrowFloatsRoundAsTheInterpreterDoes) {
+  HLOWB_REQUIRE_CUDA();
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+ENTRY e {
+  a = bf16[512] parameter(0)
+  b = f16[512] parameter(1)
+  c = bf16[512] multiply(a, a)
+  d = f16[512] add(b, b)
+  e = f32[512] convert(c)
+  f = f32[512] convert(d)
+  ROOT g = f32[512] add(e, f)
+})", false), "");
+}
+
+TEST(CudaBackend, DotsRunInCublasInEveryOperandOrder) {
+  HLOWB_REQUIRE_CUDA();
+  for (const char* dims :
+       {"lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+        "lhs_contracting_dims={1}, rhs_contracting_dims={1}",
+        "lhs_contracting_dims={0}, rhs_contracting_dims={1}"}) {
+    const std::string d(dims);
+    const bool lt = d.find("lhs_contracting_dims={0}") != std::string::npos;
+    const bool rt = d.find("rhs_contracting_dims={1}") != std::string::npos;
+    const std::string lhs = lt ? "f32[96,40]" : "f32[40,96]";
+    const std::string rhs = rt ? "f32[72,96]" : "f32[96,72]";
+    std::string summary;
+    CudaRunStats stats;
+    EXPECT_EQ(Agreement("HloModule m\nENTRY e {\n  a = " + lhs + " parameter(0)\n  b = " + rhs +
+                            " parameter(1)\n  ROOT d = f32[40,72] dot(a, b), " + d + "\n}",
+                        false, &summary, &stats),
+              "")
+        << dims;
+    EXPECT_EQ(stats.gemm_calls, 1) << dims << ": " << summary;
+  }
+  // Batched, f64.
+  CudaRunStats stats;
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+ENTRY e {
+  a = f64[3,20,30] parameter(0)
+  b = f64[3,30,10] parameter(1)
+  ROOT d = f64[3,20,10] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+})", false, nullptr, &stats), "");
+  EXPECT_EQ(stats.gemm_calls, 1);
+}
+
+TEST(CudaBackend, WhatIsNotCompiledRunsOnTheInterpreterAndIsNamed) {
+  HLOWB_REQUIRE_CUDA();
+  std::string summary;
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  a = f32[100] parameter(0)
+  s = f32[100] sort(a), dimensions={0}, to_apply=cmp
+  ROOT n = f32[100] negate(s)
+})", false, &summary), "");
+  EXPECT_NE(summary.find("sort 1"), std::string::npos) << summary;
+}
+
+// Every corpus module the interpreter runs (quickly) agrees on cuda.
+TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
+  HLOWB_REQUIRE_CUDA();
+  std::vector<std::string> files = testing::CorpusFiles(testing::CudaCorpusDir());
+  if (files.empty()) GTEST_SKIP() << "corpus folder " << testing::CudaCorpusDir() << " is absent";
+  EvaluatorOptions options;
+  options.memory_budget_bytes = uint64_t{8} << 30;
+  options.elided_constant = [](const Instruction& instr) -> absl::StatusOr<Literal> {
+    return Pattern(instr.shape(), 1);
+  };
+  int agreed = 0, total = 0, slow = 0;
+  int64_t kernels = 0, gemms = 0, interpreted = 0;
+  double kernel_ms = 0;
+  for (const std::string& path : files) {
+    auto text = ReadFileToString(path);
+    ASSERT_TRUE(text.ok()) << path;
+    std::vector<std::string_view> parts = SplitInputFile(*text);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const std::string label = fs::path(path).filename().string() +
+                                (parts.size() > 1 ? "#" + std::to_string(p) : "");
+      auto module = ParseModule(parts[p]);
+      if (!module.ok() || (*module)->entry() == nullptr) continue;
+      if (CountErrors(VerifyModule(**module)) > 0) continue;
+      std::vector<Literal> args = PatternArgs(**module);
+      auto t0 = std::chrono::steady_clock::now();
+      auto want = EvaluateModule(**module, args, options);
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!want.ok()) continue;
+      if (secs > 5.0) {
+        ++slow;
+        continue;
+      }
+      ++total;
+      auto exe = CudaExecutable::Compile(**module, CudaCompileOptions{});
+      ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
+      auto got = (*exe)->Run(args, options);
+      ASSERT_TRUE(got.ok()) << label << ": " << got.status();
+      const std::string d = Disagreement(*want, *got, "result", testing::CudaElementTolerance);
+      EXPECT_TRUE(d.empty()) << label << ": " << d << "\n  " << (*exe)->Summary();
+      if (d.empty()) ++agreed;
+      kernels += (*exe)->stats().kernels;
+      gemms += (*exe)->stats().library_calls;
+      interpreted += (*exe)->stats().interpreted;
+      kernel_ms += (*exe)->run_stats().kernel_ms;
+    }
+  }
+  std::cout << "cuda corpus: " << agreed << " of " << total << " modules agree with the "
+            << "interpreter; " << kernels << " kernels, " << gemms << " cuBLAS dots, "
+            << interpreted << " instructions on the interpreter; kernels ran " << kernel_ms
+            << " ms; " << slow << " modules over 5 s on the interpreter left out\n";
+  EXPECT_GT(total, 50);
+}
+
+// XLA's optimized GPU modules as they are (is_scheduled, fusions with XLA's boundaries, cuBLAS
+// custom calls): corpus files from XLA's GPU tests that hold `__cublas$gemm`.
+TEST(CudaBackend, XlaOptimizedGpuModulesWithCublasCallsReplayAsTheyAre) {
+  HLOWB_REQUIRE_CUDA();
+  std::vector<std::string> files = testing::CorpusFiles(testing::CudaCorpusDir());
+  if (files.empty()) GTEST_SKIP() << "corpus folder " << testing::CudaCorpusDir() << " is absent";
+  EvaluatorOptions eo;
+  eo.custom_call = CustomCallDispatcher::Create(BuiltinCustomCallRegistry(), {})->AsFunction();
+  int ran = 0;
+  for (const std::string& path : files) {
+    auto text = ReadFileToString(path);
+    ASSERT_TRUE(text.ok());
+    if (text->find("__cublas$gemm") == std::string::npos) continue;
+    for (std::string_view part : SplitInputFile(*text)) {
+      if (part.find("__cublas$gemm") == std::string_view::npos) continue;
+      auto module = ParseModule(part);
+      if (!module.ok() || CountErrors(VerifyModule(**module)) > 0) continue;
+      std::vector<Literal> args = PatternArgs(**module);
+      auto want = EvaluateModule(**module, args, eo);
+      if (!want.ok()) continue;
+      CudaCompileOptions o;
+      o.run_hlo_passes = false;
+      auto exe = CudaExecutable::Compile(**module, o);
+      ASSERT_TRUE(exe.ok()) << path << ": " << exe.status();
+      auto got = (*exe)->Run(args, eo);
+      ASSERT_TRUE(got.ok()) << path << ": " << got.status();
+      EXPECT_EQ(Disagreement(*want, *got, "result", testing::CudaElementTolerance), "")
+          << path << "\n  " << (*exe)->Summary();
+      std::cout << fs::path(path).filename().string() << ": " << (*exe)->Summary() << "\n";
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0) << "no corpus module with a cuBLAS custom call ran";
+}
+
+}  // namespace
+}  // namespace hlowb

@@ -1,0 +1,279 @@
+// PTX without a GPU: the code generator's output for the cuda platform is checked by the
+// toolkit's ptxas for sm_80 and sm_90 (the CUDA toolkit is on every build machine; the tests
+// skip, saying so, where ptxas is absent), over small modules and over every corpus module
+// through the embedded gpu pipeline.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/analysis/verifier.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+#include "replay/backends/cuda/cuda_backend.h"
+#include "replay/codegen/gpu_codegen.h"
+#include "tests/unit/cuda/cuda_test_util.h"
+#include "tests/unit/evaluator/corpus_inputs.h"
+
+namespace hlowb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs ptxas on `ptx` for `arch`; "" when it accepts it, else its output.
+std::string Ptxas(const std::string& ptxas, const std::string& ptx, const std::string& arch,
+                  const std::string& label) {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() / ("hlowb_ptxas_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string base = (dir / ("k" + std::to_string(counter++))).string();
+  {
+    std::ofstream out(base + ".ptx");
+    out << ptx;
+  }
+  const std::string cmd = ptxas + " --gpu-name " + arch + " -o " + base + ".cubin " + base +
+                          ".ptx > " + base + ".log 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::string log;
+  if (rc != 0) {
+    std::ifstream in(base + ".log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    log = label + " (" + arch + "): ptxas exit " + std::to_string(rc) + ": " + ss.str().substr(0, 2000);
+  }
+  std::error_code ec;
+  fs::remove(base + ".ptx", ec);
+  fs::remove(base + ".cubin", ec);
+  fs::remove(base + ".log", ec);
+  return log;
+}
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+constexpr char kFusionModule[] = R"(
+HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  x = f32[64,128] parameter(0)
+  y = f32[64,128] parameter(1)
+  m = f32[64,128] multiply(x, y)
+  t = f32[64,128] tanh(m)
+  ex = f32[64,128] exponential(t)
+  l = f32[64,128] log-plus-one(ex)
+  z = f32[] constant(0)
+  r = f32[64] reduce(l, z), dimensions={1}, to_apply=add
+  c = f32[128] reduce(l, z), dimensions={0}, to_apply=add
+  h = f16[64,128] convert(l)
+  i = s32[64,128] convert(x)
+  ROOT out = (f32[64], f32[128], f16[64,128], s32[64,128]) tuple(r, c, h, i)
+}
+)";
+
+TEST(CudaPtx, FusedKernelsAssembleForSm80AndSm90) {
+  const std::string ptxas = testing::FindPtxas();
+  if (ptxas.empty()) GTEST_SKIP() << "no ptxas (CUDA toolkit) on this machine";
+  auto m = Parse(kFusionModule);
+  ASSERT_NE(m, nullptr);
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    CudaCompileOptions o;
+    o.compile_only = true;
+    o.gpu_arch = arch;
+    auto exe = CudaExecutable::Compile(*m, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    ASSERT_EQ((*exe)->ptx_programs().size(), 1u);
+    const std::string& ptx = (*exe)->ptx_programs()[0];
+    EXPECT_NE(ptx.find(std::string(".target ") + arch), std::string::npos);
+    EXPECT_NE(ptx.find(".entry"), std::string::npos);
+    // Every math call was bound to libdevice and linked in: nothing is left external.
+    EXPECT_EQ(ptx.find(".extern .func"), std::string::npos) << ptx.substr(0, 3000);
+    EXPECT_GT((*exe)->stats().kernels, 0);
+    EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+    EXPECT_EQ(Ptxas(ptxas, ptx, arch, "fusion module"), "");
+  }
+}
+
+TEST(CudaPtx, KernelsAreGridStrideLoopsOverTheirElements) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  a = f32[1000] parameter(0)
+  b = f32[1000] parameter(1)
+  ROOT c = f32[1000] add(a, b)
+})");
+  ASSERT_NE(m, nullptr);
+  std::vector<const Instruction*> instrs{m->entry()->root()};
+  codegen::PtxOptions o;
+  auto p = codegen::CompileToPtx(instrs, o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->kernels.size(), 1u);
+  EXPECT_EQ(p->kernels[0].iteration_count, 1000);
+  EXPECT_EQ(p->kernels[0].num_outputs, 1);
+  const std::string& ptx = p->ptx;
+  EXPECT_NE(ptx.find(".visible .entry " + p->kernels[0].kernel_name), std::string::npos) << ptx;
+  for (const char* reg : {"%tid.x", "%ctaid.x", "%ntid.x", "%nctaid.x", "add.rn.f32"}) {
+    EXPECT_NE(ptx.find(reg), std::string::npos) << reg << "\n" << ptx;
+  }
+}
+
+TEST(CudaPtx, NarrowFloatsWithoutAGpuConverterAreRefusedWithTheReason) {
+  auto m = Parse(R"(
+HloModule m
+ENTRY e {
+  a = f32[16] parameter(0)
+  ROOT c = f8e4m3fn[16] convert(a)
+})");
+  ASSERT_NE(m, nullptr);
+  std::vector<const Instruction*> instrs{m->entry()->root()};
+  auto p = codegen::CompileToPtx(instrs, codegen::PtxOptions{});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->kernels.empty());
+  ASSERT_EQ(p->refused.size(), 1u);
+  EXPECT_NE(p->refused[0].reason.find("no GPU version"), std::string::npos) << p->refused[0].reason;
+  EXPECT_NE(p->refused[0].reason.find("%c"), std::string::npos) << p->refused[0].reason;
+}
+
+TEST(CudaPtx, TargetsPastSm90AreClampedAndBadOnesRefused) {
+  EXPECT_EQ(*codegen::ClampGpuArch("sm_100"), "sm_90");
+  EXPECT_EQ(*codegen::ClampGpuArch("sm_90a"), "sm_90");
+  EXPECT_EQ(*codegen::ClampGpuArch("sm_75"), "sm_75");
+  EXPECT_FALSE(codegen::ClampGpuArch("compute_80").ok());
+  EXPECT_FALSE(codegen::ClampGpuArch("sm_").ok());
+  EXPECT_FALSE(codegen::ClampGpuArch("sm_8x").ok());
+}
+
+TEST(CudaPtx, DumpsUseXlaNames) {
+  auto m = Parse(R"(
+HloModule dumped
+ENTRY e {
+  a = f32[8] parameter(0)
+  ROOT c = f32[8] sine(a)
+})");
+  ASSERT_NE(m, nullptr);
+  const fs::path dir = fs::temp_directory_path() / ("hlowb_ptx_dump_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  CudaCompileOptions o;
+  o.compile_only = true;
+  o.dump_options.dump_to = dir.string();
+  auto exe = CudaExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  int ptx = 0, no_opt = 0, with_opt = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.find("dumped") == std::string::npos) continue;
+    ptx += name.size() > 4 && name.substr(name.size() - 4) == ".ptx";
+    no_opt += name.find(".ir-no-opt.ll") != std::string::npos;
+    with_opt += name.find(".ir-with-opt.ll") != std::string::npos;
+  }
+  EXPECT_EQ(ptx, 1);
+  EXPECT_EQ(no_opt, 1);
+  EXPECT_EQ(with_opt, 1);
+  fs::remove_all(dir);
+}
+
+TEST(CudaPtx, WithoutADriverTheBackendSaysWhatIsMissing) {
+  absl::Status st = CudaAvailable();
+  if (st.ok()) GTEST_SKIP() << "a GPU is present: " << CudaDeviceDescription();
+  EXPECT_FALSE(st.message().empty());
+  // Compiling for a device fails with the same reason rather than crashing.
+  auto m = Parse("HloModule m\nENTRY e { ROOT a = f32[2] parameter(0) }");
+  ASSERT_NE(m, nullptr);
+  auto exe = CudaExecutable::Compile(*m, CudaCompileOptions{});
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().message(), st.message());
+}
+
+// XLA's optimized GPU HLO as it is: fusions become kernels with XLA's boundaries, and the plain
+// f32 `__cublas$gemm` calls (kernel_reuse's three) are planned as cuBLAS GEMMs, not host calls.
+TEST(CudaPtx, XlaCublasCallsArePlannedAsCublasGemms) {
+  const std::string path =
+      testing::CudaCorpusDir() + "/xla-tests/xla__service__gpu__tests__kernel_reuse.hlo";
+  auto text = ReadFileToString(path);
+  if (!text.ok()) GTEST_SKIP() << path << " is absent";
+  int checked = 0;
+  for (std::string_view part : SplitInputFile(*text)) {
+    if (part.find("__cublas$gemm") == std::string_view::npos) continue;
+    auto module = ParseModule(part);
+    ASSERT_TRUE(module.ok()) << module.status();
+    int calls = 0, fusions = 0;
+    for (const Instruction* h : (*module)->entry()->instructions()) {
+      calls += h->opcode() == Opcode::kCustomCall;
+      fusions += h->opcode() == Opcode::kFusion;
+    }
+    CudaCompileOptions o;
+    o.compile_only = true;
+    o.run_hlo_passes = false;
+    auto exe = CudaExecutable::Compile(**module, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().library_calls, calls) << (*exe)->Summary();
+    EXPECT_EQ((*exe)->stats().kernels, fusions) << (*exe)->Summary();
+    EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+// The PTX of every kernel of every corpus module, through the gpu pipeline, assembles for sm_80
+// and sm_90.
+TEST(CudaPtx, EveryCorpusModuleAssemblesForSm80AndSm90) {
+  const std::string ptxas = testing::FindPtxas();
+  if (ptxas.empty()) GTEST_SKIP() << "no ptxas (CUDA toolkit) on this machine";
+  std::vector<std::string> files = testing::CorpusFiles(testing::CudaCorpusDir());
+  if (files.empty()) GTEST_SKIP() << "corpus folder " << testing::CudaCorpusDir() << " is absent";
+  int modules = 0;
+  int64_t kernels = 0, refused = 0;
+  double llvm_seconds = 0, ptxas_seconds = 0;
+  for (const std::string& path : files) {
+    auto text = ReadFileToString(path);
+    ASSERT_TRUE(text.ok()) << path;
+    std::vector<std::string_view> parts = SplitInputFile(*text);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const std::string label = fs::path(path).filename().string() +
+                                (parts.size() > 1 ? "#" + std::to_string(p) : "");
+      auto module = ParseModule(parts[p]);
+      if (!module.ok() || (*module)->entry() == nullptr) continue;
+      if (CountErrors(VerifyModule(**module)) > 0) continue;
+      CudaCompileOptions o;
+      o.compile_only = true;
+      o.gpu_arch = "sm_80";
+      auto exe = CudaExecutable::Compile(**module, o);
+      ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
+      ++modules;
+      kernels += (*exe)->stats().kernels;
+      refused += (*exe)->stats().interpreted;
+      llvm_seconds += (*exe)->stats().codegen_seconds;
+      if ((*exe)->stats().kernels == 0) continue;
+      auto t0 = std::chrono::steady_clock::now();
+      // The same PTX assembles for sm_90 (as the driver does on an H100); the sm_90 target of the
+      // code generator itself is checked by FusedKernelsAssembleForSm80AndSm90.
+      for (const std::string& ptx : (*exe)->ptx_programs()) {
+        EXPECT_EQ(Ptxas(ptxas, ptx, "sm_80", label), "");
+        EXPECT_EQ(Ptxas(ptxas, ptx, "sm_90", label), "");
+      }
+      ptxas_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
+  std::cout << "cuda ptx corpus: " << modules << " modules, " << kernels << " kernels ("
+            << refused << " instructions left to the interpreter); LLVM " << llvm_seconds
+            << " s, ptxas " << ptxas_seconds << " s\n";
+  EXPECT_GT(modules, 50);
+  EXPECT_GT(kernels, 200);
+}
+
+}  // namespace
+}  // namespace hlowb

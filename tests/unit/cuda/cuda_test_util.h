@@ -1,0 +1,53 @@
+// Shared by the cuda tests: where the corpus and ptxas are, and the skip for machines without a
+// GPU.
+#ifndef HLOWB_TESTS_UNIT_CUDA_CUDA_TEST_UTIL_H_
+#define HLOWB_TESTS_UNIT_CUDA_CUDA_TEST_UTIL_H_
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "replay/backends/cuda/cuda_backend.h"
+#include "tests/unit/cpu/agreement.h"
+
+namespace hlowb::testing {
+
+// $HLOWB_CORPUS_DIR (the GPU machine's unpacked copy), else the build's corpus path.
+inline std::string CudaCorpusDir() {
+  if (const char* p = std::getenv("HLOWB_CORPUS_DIR"); p != nullptr && *p != 0) return p;
+#ifdef HLOWB_CORPUS_DIR
+  return HLOWB_CORPUS_DIR;
+#else
+  return "";
+#endif
+}
+
+// ptxas from the CUDA toolkit ($CUDA_PATH/bin, /usr/local/cuda/bin), or "".
+inline std::string FindPtxas() {
+  for (const char* env : {"CUDA_PATH", "CUDA_HOME"}) {
+    if (const char* p = std::getenv(env); p != nullptr && *p != 0) {
+      std::string path = std::string(p) + "/bin/ptxas";
+      if (std::filesystem::exists(path)) return path;
+    }
+  }
+  for (const char* path : {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"}) {
+    if (std::filesystem::exists(path)) return path;
+  }
+  return "";
+}
+
+inline CpuTolerance CudaElementTolerance(PrimitiveType t) {
+  CudaTolerance c = CudaToleranceFor(t, /*dot=*/true);
+  return {c.relative, c.absolute};
+}
+
+}  // namespace hlowb::testing
+
+// Skips the test, saying why, where the cuda platform cannot run.
+#define HLOWB_REQUIRE_CUDA()                                                        \
+  do {                                                                              \
+    absl::Status cuda_status = ::hlowb::CudaAvailable();                            \
+    if (!cuda_status.ok()) GTEST_SKIP() << "no GPU here: " << cuda_status.message(); \
+  } while (0)
+
+#endif  // HLOWB_TESTS_UNIT_CUDA_CUDA_TEST_UTIL_H_
