@@ -212,6 +212,29 @@ void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name) 
             llvm::ConstantAsMetadata::get(b.getInt32(1))}));
 }
 
+// The buffers a kernel reads from its table are device (global) memory: saying so lets the
+// backend use ld.global/st.global instead of generic accesses. Done after optimisation (the
+// kernel's body is inlined by then), since instcombine would fold the cast pair away; the
+// NVPTX code generator's address-space inference then moves the accesses to the global space.
+void MarkBuffersGlobal(llvm::Function* kernel) {
+  llvm::Argument* table = kernel->getArg(0);
+  std::vector<llvm::LoadInst*> loads;
+  for (llvm::BasicBlock& bb : *kernel) {
+    for (llvm::Instruction& i : bb) {
+      auto* load = llvm::dyn_cast<llvm::LoadInst>(&i);
+      if (load == nullptr || !load->getType()->isPointerTy()) continue;
+      llvm::Value* from = load->getPointerOperand()->stripInBoundsConstantOffsets();
+      if (from == table) loads.push_back(load);
+    }
+  }
+  for (llvm::LoadInst* load : loads) {
+    llvm::IRBuilder<> b(load->getNextNode());
+    llvm::Value* global = b.CreateAddrSpaceCast(load, b.getPtrTy(1));
+    llvm::Value* generic = b.CreateAddrSpaceCast(global, b.getPtrTy(0));
+    load->replaceUsesWithIf(generic, [&](llvm::Use& u) { return u.getUser() != global; });
+  }
+}
+
 void Optimize(llvm::Module* m, llvm::TargetMachine* tm, int opt_level) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -389,6 +412,9 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   Optimize(&module, tm.get(), options.opt_level);
   EraseDeadFunctions(&module);
+  for (const std::string& name : kernel_names) {
+    if (llvm::Function* k = module.getFunction(name)) MarkBuffersGlobal(k);
+  }
   program.optimize_seconds = Since(t1);
   if (options.cancel != nullptr && options.cancel->IsCancelled()) {
     return absl::CancelledError("cancelled");

@@ -53,6 +53,48 @@ std::vector<Literal> Args(const Module& m) {
   return args;
 }
 
+std::string MlpModuleText() {
+  std::string text = "HloModule mlp\n\nmax {\n  a = f32[] parameter(0)\n  b = f32[] "
+                     "parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nadd {\n  a = f32[] "
+                     "parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+                     "ENTRY e {\n  x0 = f32[2048,4096] parameter(0)\n  zero = f32[] constant(0)\n"
+                     "  zeros = f32[2048,4096] broadcast(zero), dimensions={}\n";
+  for (int l = 0; l < 4; ++l) {
+    const std::string i = std::to_string(l), n = std::to_string(l + 1);
+    text += "  w" + i + " = f32[4096,4096] parameter(" + std::to_string(2 * l + 1) + ")\n";
+    text += "  b" + i + " = f32[4096] parameter(" + std::to_string(2 * l + 2) + ")\n";
+    text += "  d" + i + " = f32[2048,4096] dot(x" + i + ", w" + i +
+            "), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+    text += "  bb" + i + " = f32[2048,4096] broadcast(b" + i + "), dimensions={1}\n";
+    text += "  sum" + i + " = f32[2048,4096] add(d" + i + ", bb" + i + ")\n";
+    text += "  x" + n + " = f32[2048,4096] maximum(sum" + i + ", zeros)\n";
+  }
+  text += "  ninf = f32[] constant(-inf)\n"
+          "  mx = f32[2048] reduce(x4, ninf), dimensions={1}, to_apply=max\n"
+          "  mxb = f32[2048,4096] broadcast(mx), dimensions={0}\n"
+          "  sh = f32[2048,4096] subtract(x4, mxb)\n"
+          "  ex = f32[2048,4096] exponential(sh)\n"
+          "  sm = f32[2048] reduce(ex, zero), dimensions={1}, to_apply=add\n"
+          "  smb = f32[2048,4096] broadcast(sm), dimensions={0}\n"
+          "  ROOT out = f32[2048,4096] divide(ex, smb)\n}\n";
+  return text;
+}
+
+// The benchmark's modules parse, verify and compile to PTX here, without a GPU, so a GPU run is
+// never spent on a typo.
+TEST(CudaBenchmarkModules, CompileWithoutAGpu) {
+  auto m = ParseModule(MlpModuleText());
+  ASSERT_TRUE(m.ok()) << m.status();
+  CudaCompileOptions o;
+  o.compile_only = true;
+  auto exe = CudaExecutable::Compile(**m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().library_calls, 4) << (*exe)->Summary();
+  EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+  // The buffers are global memory: the kernels use ld.global, not generic loads.
+  EXPECT_NE((*exe)->ptx_programs().at(0).find("ld.global"), std::string::npos);
+}
+
 class CudaBenchmark : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -170,29 +212,7 @@ ENTRY e {
 
   // End to end: an MLP.
   {
-    std::string text = "HloModule mlp\n\nmax {\n  a = f32[] parameter(0)\n  b = f32[] "
-                       "parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n\nadd {\n  a = f32[] "
-                       "parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
-                       "ENTRY e {\n  x0 = f32[2048,4096] parameter(0)\n  zero = f32[] constant(0)\n"
-                       "  zeros = f32[2048,4096] broadcast(zero), dimensions={}\n";
-    for (int l = 0; l < 4; ++l) {
-      const std::string i = std::to_string(l), n = std::to_string(l + 1);
-      text += "  w" + i + " = f32[4096,4096] parameter(" + std::to_string(2 * l + 1) + ")\n";
-      text += "  b" + i + " = f32[4096] parameter(" + std::to_string(2 * l + 2) + ")\n";
-      text += "  d" + i + " = f32[2048,4096] dot(x" + i + ", w" + i +
-              "), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
-      text += "  bb" + i + " = f32[2048,4096] broadcast(b" + i + "), dimensions={1}\n";
-      text += "  s" + i + " = f32[2048,4096] add(d" + i + ", bb" + i + ")\n";
-      text += "  x" + n + " = f32[2048,4096] maximum(s" + i + ", zeros)\n";
-    }
-    text += "  ninf = f32[] constant(-inf)\n"
-            "  mx = f32[2048] reduce(x4, ninf), dimensions={1}, to_apply=max\n"
-            "  mxb = f32[2048,4096] broadcast(mx), dimensions={0}\n"
-            "  sh = f32[2048,4096] subtract(x4, mxb)\n"
-            "  ex = f32[2048,4096] exponential(sh)\n"
-            "  sm = f32[2048] reduce(ex, zero), dimensions={1}, to_apply=add\n"
-            "  smb = f32[2048,4096] broadcast(sm), dimensions={0}\n"
-            "  ROOT out = f32[2048,4096] divide(ex, smb)\n}\n";
+    const std::string text = MlpModuleText();
     auto m = ParseModule(text);
     ASSERT_TRUE(m.ok()) << m.status();
     auto exe = CudaExecutable::Compile(**m, CudaCompileOptions{});
