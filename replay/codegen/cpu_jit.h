@@ -117,9 +117,12 @@ struct EmittedKernel {
   KernelInfo info;
   int index = 0;  // position in the instruction list given to Compile
 };
+// With `one_element_per_call` (GPU kernels, one thread per element) a kernel computes only the
+// element `begin` of each call, with no loop over the range.
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused);
+                         std::vector<RefusedInstruction>* refused,
+                         bool one_element_per_call = false);
 
 }  // namespace hlowb::codegen
 

@@ -320,7 +320,8 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
   module.setTargetTriple(kTriple);
   module.setDataLayout(tm->createDataLayout());
   std::vector<EmittedKernel> emitted;
-  if (absl::Status st = EmitKernels(&module, instructions, 0, &emitted, &program.refused);
+  if (absl::Status st = EmitKernels(&module, instructions, 0, &emitted, &program.refused,
+                                     /*one_element_per_call=*/true);
       !st.ok()) {
     return st;
   }

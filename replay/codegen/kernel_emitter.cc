@@ -79,7 +79,8 @@ struct Index {
 
 class Emitter {
  public:
-  explicit Emitter(llvm::Module* module) : module_(module), ctx_(module->getContext()), b_(ctx_) {}
+  Emitter(llvm::Module* module, bool one_element)
+      : module_(module), ctx_(module->getContext()), b_(ctx_), one_element_(one_element) {}
 
   absl::StatusOr<KernelInfo> EmitKernel(const Instruction& instr, const std::string& name);
 
@@ -147,6 +148,8 @@ class Emitter {
   llvm::Module* module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
+  // GPU kernels: each call computes exactly the element `begin` (no loop over a range).
+  bool one_element_ = false;
   llvm::Function* fn_ = nullptr;
   // Where operand values come from: buffers (fusion parameters, or the operands of a single op)
   // and values bound for a scalar computation's parameters.
@@ -1334,11 +1337,11 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   absl::Status st;
-  const Instruction* column_reduce = ColumnReduction(outputs);
+  const Instruction* column_reduce = one_element_ ? nullptr : ColumnReduction(outputs);
   if (column_reduce != nullptr) {
     st = EmitColumnReduction(*column_reduce, out_types[0], buffer_ptrs_[num_inputs], begin, end);
   } else {
-    st = OutputRange(begin, end, dims, [&](const Index& idx) -> absl::Status {
+    auto each = [&](const Index& idx) -> absl::Status {
       int out = 0;
       for (const Instruction* o : outputs) {
         if (o->shape().IsTuple()) {  // variadic reduce root
@@ -1356,7 +1359,12 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
         ++out;
       }
       return absl::OkStatus();
-    });
+    };
+    if (one_element_) {
+      st = each(MakeFromLinear(dims, begin));
+    } else {
+      st = OutputRange(begin, end, dims, each);
+    }
   }
   if (!st.ok()) {
     cleanup();
@@ -1381,7 +1389,7 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
 
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused) {
+                         std::vector<RefusedInstruction>* refused, bool one_element_per_call) {
   llvm::Module* module = static_cast<llvm::Module*>(llvm_module);
   for (size_t k = 0; k < instructions.size(); ++k) {
     const Instruction& instr = *instructions[k];
@@ -1389,7 +1397,7 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
     for (char c : instr.name()) {
       name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     }
-    Emitter e(module);
+    Emitter e(module, one_element_per_call);
     absl::StatusOr<KernelInfo> info = e.EmitKernel(instr, name);
     if (!info.ok()) {
       if (info.status().code() != absl::StatusCode::kUnimplemented) return info.status();
