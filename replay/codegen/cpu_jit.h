@@ -117,12 +117,12 @@ struct EmittedKernel {
   KernelInfo info;
   int index = 0;  // position in the instruction list given to Compile
 };
-// With `one_element_per_call` (GPU kernels, one thread per element) a kernel computes only the
-// element `begin` of each call, with no loop over the range.
+// With `elements_per_call` > 0 (GPU kernels: a thread's elements) each call covers at most that
+// many elements, and a full call computes all of them before storing any; 0 is the CPU's form,
+// a loop over any range.
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused,
-                         bool one_element_per_call = false);
+                         std::vector<RefusedInstruction>* refused, int elements_per_call = 0);
 
 }  // namespace hlowb::codegen
 

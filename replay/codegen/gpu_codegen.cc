@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/ir/computation.h"
 #include "core/support/strings.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
@@ -30,6 +31,7 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -171,8 +173,50 @@ absl::StatusOr<int> ParseSm(const std::string& arch) {
   return sm;
 }
 
-// The `.entry` kernel around the emitter's range function.
-void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name) {
+// Whether `h` (or what it fuses) reduces: such kernels do much work per element, so each thread
+// takes one element.
+bool Reduces(const Instruction& h) {
+  auto reducing = [](Opcode op) {
+    return op == Opcode::kReduce || op == Opcode::kReduceWindow ||
+           op == Opcode::kSelectAndScatter || op == Opcode::kDot || op == Opcode::kConvolution;
+  };
+  if (reducing(h.opcode())) return true;
+  if (h.opcode() == Opcode::kFusion && !h.called_computations().empty()) {
+    for (const Instruction* f : h.called_computations()[0]->instructions()) {
+      if (reducing(f->opcode())) return true;
+    }
+  }
+  return false;
+}
+
+// i1 arithmetic the NVPTX backend cannot select, in the equal bitwise form: mul is and, add and
+// sub are xor (LLVM's i1 arithmetic is modulo 2).
+void LowerBoolArithmetic(llvm::Module* m) {
+  for (llvm::Function& f : *m) {
+    for (llvm::BasicBlock& bb : f) {
+      for (auto it = bb.begin(); it != bb.end();) {
+        llvm::Instruction& i = *it++;
+        auto* op = llvm::dyn_cast<llvm::BinaryOperator>(&i);
+        if (op == nullptr || !op->getType()->isIntOrIntVectorTy(1)) continue;
+        llvm::Instruction::BinaryOps to;
+        switch (op->getOpcode()) {
+          case llvm::Instruction::Mul: to = llvm::Instruction::And; break;
+          case llvm::Instruction::Add:
+          case llvm::Instruction::Sub: to = llvm::Instruction::Xor; break;
+          default: continue;
+        }
+        llvm::Instruction* r =
+            llvm::BinaryOperator::Create(to, op->getOperand(0), op->getOperand(1), "", op);
+        op->replaceAllUsesWith(r);
+        op->eraseFromParent();
+      }
+    }
+  }
+}
+
+// The `.entry` kernel around the emitter's range function: thread t takes elements
+// [t * per_thread, (t + 1) * per_thread), then strides by the grid.
+void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name, int per_thread) {
   llvm::LLVMContext& ctx = m->getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Function* k = llvm::Function::Create(
@@ -193,14 +237,17 @@ void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name) 
   llvm::Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
   llvm::Value* ctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   llvm::Value* nctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(ctaid, ntid), tid, "first");
-  llvm::Value* stride = b.CreateMul(nctaid, ntid, "stride");
+  llvm::Value* per = b.getInt64(per_thread);
+  llvm::Value* first = b.CreateMul(b.CreateAdd(b.CreateMul(ctaid, ntid), tid), per, "first");
+  llvm::Value* stride = b.CreateMul(b.CreateMul(nctaid, ntid), per, "stride");
   llvm::Value* count = k->getArg(1);
   b.CreateCondBr(b.CreateICmpSLT(first, count), loop, exit);
   b.SetInsertPoint(loop);
   llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
   i->addIncoming(first, entry);
-  b.CreateCall(range, {k->getArg(0), i, b.CreateAdd(i, b.getInt64(1))});
+  llvm::Value* last = b.CreateAdd(i, per);
+  last = b.CreateSelect(b.CreateICmpSLT(last, count), last, count);
+  b.CreateCall(range, {k->getArg(0), i, last});
   llvm::Value* next = b.CreateAdd(i, stride, "next");
   i->addIncoming(next, loop);
   b.CreateCondBr(b.CreateICmpSLT(next, count), loop, exit);
@@ -227,7 +274,11 @@ void MarkBuffersGlobal(llvm::Function* kernel) {
       if (from == table) loads.push_back(load);
     }
   }
+  llvm::LLVMContext& ctx = kernel->getContext();
+  llvm::MDNode* align = llvm::MDNode::get(
+      ctx, {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt64Ty(ctx), 256))});
   for (llvm::LoadInst* load : loads) {
+    load->setMetadata(llvm::LLVMContext::MD_align, align);
     llvm::IRBuilder<> b(load->getNextNode());
     llvm::Value* global = b.CreateAddrSpaceCast(load, b.getPtrTy(1));
     llvm::Value* generic = b.CreateAddrSpaceCast(global, b.getPtrTy(0));
@@ -320,10 +371,15 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
   module.setTargetTriple(kTriple);
   module.setDataLayout(tm->createDataLayout());
   std::vector<EmittedKernel> emitted;
-  if (absl::Status st = EmitKernels(&module, instructions, 0, &emitted, &program.refused,
-                                     /*one_element_per_call=*/true);
-      !st.ok()) {
-    return st;
+  std::map<const Instruction*, int> per_thread;
+  for (size_t k = 0; k < instructions.size(); ++k) {
+    const int per = Reduces(*instructions[k]) ? 1 : 4;
+    per_thread[instructions[k]] = per;
+    if (absl::Status st = EmitKernels(&module, {instructions[k]}, static_cast<int>(k), &emitted,
+                                      &program.refused, per);
+        !st.ok()) {
+      return st;
+    }
   }
   if (options.cancel != nullptr && options.cancel->IsCancelled()) {
     return absl::CancelledError("cancelled");
@@ -371,7 +427,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     range->setName(name + "_range");
     range->setLinkage(llvm::GlobalValue::InternalLinkage);
     range->addFnAttr(llvm::Attribute::AlwaysInline);
-    AddKernel(&module, range, name);
+    AddKernel(&module, range, name, per_thread[k.info.instruction]);
     kept.push_back(std::move(k));
   }
   EraseDeadFunctions(&module);
@@ -416,6 +472,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
   for (const std::string& name : kernel_names) {
     if (llvm::Function* k = module.getFunction(name)) MarkBuffersGlobal(k);
   }
+  LowerBoolArithmetic(&module);
   program.optimize_seconds = Since(t1);
   if (options.cancel != nullptr && options.cancel->IsCancelled()) {
     return absl::CancelledError("cancelled");
@@ -430,13 +487,26 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
   }
   auto t2 = std::chrono::steady_clock::now();
   {
+    // LLVM 16's loop strength reduction can narrow index arithmetic on one-bit values to an i1
+    // multiply that the NVPTX instruction selector cannot select, a fatal error (a reduce over
+    // a [.., 2] output is enough). Code generation for NVPTX runs without it: the option is
+    // process-wide, so it is set only while PTX is emitted, one emission at a time.
+    static std::mutex codegen_mu;
+    std::lock_guard<std::mutex> lock(codegen_mu);
+    llvm::StringMap<llvm::cl::Option*>& registered = llvm::cl::getRegisteredOptions();
+    auto found = registered.find("disable-lsr");
+    auto* disable_lsr = found == registered.end()
+                            ? nullptr
+                            : static_cast<llvm::cl::opt<bool>*>(found->second);
+    const bool was = disable_lsr != nullptr && disable_lsr->getValue();
+    if (disable_lsr != nullptr) disable_lsr->setValue(true);
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream os(buffer);
     llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) {
-      return absl::InternalError("the NVPTX target cannot emit PTX");
-    }
-    pm.run(module);
+    const bool cannot = tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile);
+    if (!cannot) pm.run(module);
+    if (disable_lsr != nullptr) disable_lsr->setValue(was);
+    if (cannot) return absl::InternalError("the NVPTX target cannot emit PTX");
     program.ptx.assign(buffer.begin(), buffer.end());
   }
   program.codegen_seconds = Since(t2);
@@ -455,6 +525,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     g.num_outputs = k.info.num_outputs;
     g.iteration_count = k.info.iteration_count;
     g.cost_per_element = k.info.cost_per_element;
+    g.elements_per_thread = per_thread[k.info.instruction];
     program.kernels.push_back(std::move(g));
   }
   return program;

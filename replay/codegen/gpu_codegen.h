@@ -26,8 +26,9 @@ namespace hlowb::codegen {
 
 // One kernel of a PTX program. Its parameters are (ptr buffers, i64 count): `buffers` is a device
 // array of device pointers laid out as for the CPU kernels (operands, then `constants`, then one
-// output per array result), and `count` is `iteration_count`. Any grid covers the space (threads
-// stride by the grid's size); `block_size` is the block size it was tuned for.
+// output per array result), all 256-byte aligned (as cuMemAlloc gives them), and `count` is
+// `iteration_count`. Any grid covers the space (threads stride by the grid's size times
+// `elements_per_thread`); `block_size` is the block size it was tuned for.
 struct GpuKernelInfo {
   const Instruction* instruction = nullptr;
   std::string kernel_name;
@@ -36,6 +37,9 @@ struct GpuKernelInfo {
   int64_t iteration_count = 0;
   int64_t cost_per_element = 1;
   int block_size = 256;
+  // Elements each thread computes per step of its grid-stride loop (consecutive ones, loaded
+  // together): 4 for elementwise and data-movement kernels, 1 for those that reduce.
+  int elements_per_thread = 1;
 };
 
 struct PtxOptions {

@@ -79,8 +79,9 @@ struct Index {
 
 class Emitter {
  public:
-  Emitter(llvm::Module* module, bool one_element)
-      : module_(module), ctx_(module->getContext()), b_(ctx_), one_element_(one_element) {}
+  Emitter(llvm::Module* module, int elements_per_call)
+      : module_(module), ctx_(module->getContext()), b_(ctx_),
+        elements_per_call_(elements_per_call) {}
 
   absl::StatusOr<KernelInfo> EmitKernel(const Instruction& instr, const std::string& name);
 
@@ -148,8 +149,10 @@ class Emitter {
   llvm::Module* module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
-  // GPU kernels: each call computes exactly the element `begin` (no loop over a range).
-  bool one_element_ = false;
+  // GPU kernels (> 0): each call computes the elements [begin, end), at most this many, with
+  // every value computed before any is stored when the call is full (independent loads in
+  // flight together); 0: the CPU's loop over any range.
+  int elements_per_call_ = 0;
   llvm::Function* fn_ = nullptr;
   // Where operand values come from: buffers (fusion parameters, or the operands of a single op)
   // and values bound for a scalar computation's parameters.
@@ -1337,34 +1340,74 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   absl::Status st;
-  const Instruction* column_reduce = one_element_ ? nullptr : ColumnReduction(outputs);
+  const Instruction* column_reduce = elements_per_call_ > 0 ? nullptr : ColumnReduction(outputs);
+  // The values of one output element, in output-buffer order, and their stores.
+  auto compute = [&](const Index& idx) -> absl::StatusOr<std::vector<Value*>> {
+    std::vector<Value*> values;
+    for (const Instruction* o : outputs) {
+      if (o->shape().IsTuple()) {  // variadic reduce root
+        absl::StatusOr<std::vector<Value*>> r = ReduceElems(*o, idx);
+        if (!r.ok()) return r.status();
+        values.insert(values.end(), r->begin(), r->end());
+        continue;
+      }
+      absl::StatusOr<Value*> v = Elem(*o, idx);
+      if (!v.ok()) return v.status();
+      values.push_back(*v);
+    }
+    return values;
+  };
+  auto store = [&](const Index& idx, const std::vector<Value*>& values) {
+    for (size_t out = 0; out < values.size(); ++out) {
+      Store(out_types[out], values[out], buffer_ptrs_[num_inputs + out], idx.linear);
+    }
+  };
+  auto each = [&](const Index& idx) -> absl::Status {
+    absl::StatusOr<std::vector<Value*>> values = compute(idx);
+    if (!values.ok()) return values.status();
+    store(idx, *values);
+    return absl::OkStatus();
+  };
   if (column_reduce != nullptr) {
     st = EmitColumnReduction(*column_reduce, out_types[0], buffer_ptrs_[num_inputs], begin, end);
-  } else {
-    auto each = [&](const Index& idx) -> absl::Status {
-      int out = 0;
-      for (const Instruction* o : outputs) {
-        if (o->shape().IsTuple()) {  // variadic reduce root
-          absl::StatusOr<std::vector<Value*>> r = ReduceElems(*o, idx);
-          if (!r.ok()) return r.status();
-          for (Value* v : *r) {
-            Store(out_types[out], v, buffer_ptrs_[num_inputs + out], idx.linear);
-            ++out;
-          }
-          continue;
-        }
-        absl::StatusOr<Value*> v = Elem(*o, idx);
-        if (!v.ok()) return v.status();
-        Store(out_types[out], *v, buffer_ptrs_[num_inputs + out], idx.linear);
-        ++out;
+  } else if (elements_per_call_ == 1) {
+    st = each(MakeFromLinear(dims, begin));
+  } else if (elements_per_call_ > 1) {
+    // A full call computes its elements first and stores them after; a short one (the end of
+    // the array) loops over what it has.
+    const int v = elements_per_call_;
+    llvm::BasicBlock* full = llvm::BasicBlock::Create(ctx_, "full", fn_);
+    llvm::BasicBlock* partial = llvm::BasicBlock::Create(ctx_, "partial", fn_);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateSub(end, begin), C64(v)), full, partial);
+    b_.SetInsertPoint(full);
+    memo_.emplace_back();
+    multi_memo_.emplace_back();
+    std::vector<Index> indices;
+    std::vector<std::vector<Value*>> values;
+    for (int k = 0; k < v && st.ok(); ++k) {
+      indices.push_back(MakeFromLinear(dims, b_.CreateAdd(begin, C64(k))));
+      absl::StatusOr<std::vector<Value*>> r = compute(indices.back());
+      if (!r.ok()) {
+        st = r.status();
+      } else {
+        values.push_back(*std::move(r));
       }
-      return absl::OkStatus();
-    };
-    if (one_element_) {
-      st = each(MakeFromLinear(dims, begin));
-    } else {
-      st = OutputRange(begin, end, dims, each);
     }
+    memo_.pop_back();
+    multi_memo_.pop_back();
+    if (st.ok()) {
+      for (int k = 0; k < v; ++k) store(indices[k], values[k]);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(partial);
+      st = Loop(begin, end, "rest", [&](Value* i) { return each(MakeFromLinear(dims, i)); });
+      if (st.ok()) {
+        b_.CreateBr(done);
+        b_.SetInsertPoint(done);
+      }
+    }
+  } else {
+    st = OutputRange(begin, end, dims, each);
   }
   if (!st.ok()) {
     cleanup();
@@ -1389,7 +1432,7 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
 
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused, bool one_element_per_call) {
+                         std::vector<RefusedInstruction>* refused, int elements_per_call) {
   llvm::Module* module = static_cast<llvm::Module*>(llvm_module);
   for (size_t k = 0; k < instructions.size(); ++k) {
     const Instruction& instr = *instructions[k];
@@ -1397,7 +1440,7 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
     for (char c : instr.name()) {
       name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     }
-    Emitter e(module, one_element_per_call);
+    Emitter e(module, elements_per_call);
     absl::StatusOr<KernelInfo> info = e.EmitKernel(instr, name);
     if (!info.ok()) {
       if (info.status().code() != absl::StatusCode::kUnimplemented) return info.status();

@@ -615,11 +615,13 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
     if (count > 0) {
       cuda::DevicePtr table_ptr = table_buffer->ptr();
       void* params[] = {&table_ptr, &count};
-      // One element per thread (the most loads in flight); the kernel's grid-stride loop covers
+      // One step per thread (the most loads in flight); the kernel's grid-stride loop covers
       // what a grid of 2^31 - 1 blocks does not.
       const int block = k.block_size;
+      const int64_t per_block = int64_t{block} * std::max(1, k.elements_per_thread);
       const int64_t max_grid = (int64_t{1} << 31) - 1;
-      const int grid = static_cast<int>(std::min<int64_t>((count + block - 1) / block, max_grid));
+      const int grid =
+          static_cast<int>(std::min<int64_t>((count + per_block - 1) / per_block, max_grid));
       absl::StatusOr<float> ms = ctx->TimeMs(
           [&] { return gpu_module->Launch(k.kernel_name, grid, block, params); });
       if (!ms.ok()) return fail(ms.status());

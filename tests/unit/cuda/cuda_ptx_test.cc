@@ -147,6 +147,30 @@ ENTRY e {
   EXPECT_NE(p->refused[0].reason.find("%c"), std::string::npos) << p->refused[0].reason;
 }
 
+// A reduce whose output's minor dimension has two elements: index arithmetic on one-bit values
+// that LLVM's NVPTX backend once narrowed to an i1 multiply it cannot select (a fatal error).
+TEST(CudaPtx, ReductionsOverOneBitIndicesCompile) {
+  auto m = Parse(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[100,256,2] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[100,2] reduce(p, z), dimensions={1}, to_apply=add
+})");
+  ASSERT_NE(m, nullptr);
+  CudaCompileOptions o;
+  o.compile_only = true;
+  if (const char* d = std::getenv("HLOWB_TEST_DUMP")) o.dump_options.dump_to = d;
+  auto exe = CudaExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().kernels, 1);
+}
+
 TEST(CudaPtx, TargetsPastSm90AreClampedAndBadOnesRefused) {
   EXPECT_EQ(*codegen::ClampGpuArch("sm_100"), "sm_90");
   EXPECT_EQ(*codegen::ClampGpuArch("sm_90a"), "sm_90");
