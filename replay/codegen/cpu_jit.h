@@ -117,12 +117,13 @@ struct EmittedKernel {
   KernelInfo info;
   int index = 0;  // position in the instruction list given to Compile
 };
-// With `elements_per_call` > 0 (GPU kernels: a thread's elements) each call covers at most that
-// many elements, and a full call computes all of them before storing any; 0 is the CPU's form,
-// a loop over any range.
+// With `elements_per_call` > 0 (GPU kernels: one thread's elements) a call computes the
+// elements begin + k * element_stride below `end`, k < elements_per_call, all of them before
+// storing any when there are that many; 0 is the CPU's form, a loop over [begin, end).
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused, int elements_per_call = 0);
+                         std::vector<RefusedInstruction>* refused, int elements_per_call = 0,
+                         int64_t element_stride = 1);
 
 }  // namespace hlowb::codegen
 

@@ -214,8 +214,11 @@ void LowerBoolArithmetic(llvm::Module* m) {
   }
 }
 
-// The `.entry` kernel around the emitter's range function: thread t takes elements
-// [t * per_thread, (t + 1) * per_thread), then strides by the grid.
+constexpr int kBlockSize = 256;
+
+// The `.entry` kernel around the emitter's range function: block b covers the elements
+// [b * B * per_thread, (b + 1) * B * per_thread) for its B = kBlockSize threads, thread t taking
+// every B-th of them from the block's start + t; blocks then stride by the grid.
 void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name, int per_thread) {
   llvm::LLVMContext& ctx = m->getContext();
   llvm::IRBuilder<> b(ctx);
@@ -238,15 +241,15 @@ void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name, 
   llvm::Value* ctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   llvm::Value* nctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
   llvm::Value* per = b.getInt64(per_thread);
-  llvm::Value* first = b.CreateMul(b.CreateAdd(b.CreateMul(ctaid, ntid), tid), per, "first");
+  llvm::Value* first = b.CreateAdd(b.CreateMul(b.CreateMul(ctaid, ntid), per), tid, "first");
   llvm::Value* stride = b.CreateMul(b.CreateMul(nctaid, ntid), per, "stride");
   llvm::Value* count = k->getArg(1);
   b.CreateCondBr(b.CreateICmpSLT(first, count), loop, exit);
   b.SetInsertPoint(loop);
   llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
   i->addIncoming(first, entry);
-  llvm::Value* last = b.CreateAdd(i, per);
-  last = b.CreateSelect(b.CreateICmpSLT(last, count), last, count);
+  // One element per call takes [i, i + 1); more take i + k * B below the count.
+  llvm::Value* last = per_thread == 1 ? b.CreateAdd(i, per) : count;
   b.CreateCall(range, {k->getArg(0), i, last});
   llvm::Value* next = b.CreateAdd(i, stride, "next");
   i->addIncoming(next, loop);
@@ -376,7 +379,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     const int per = Reduces(*instructions[k]) ? 1 : 4;
     per_thread[instructions[k]] = per;
     if (absl::Status st = EmitKernels(&module, {instructions[k]}, static_cast<int>(k), &emitted,
-                                      &program.refused, per);
+                                      &program.refused, per, kBlockSize);
         !st.ok()) {
       return st;
     }
@@ -526,6 +529,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     g.iteration_count = k.info.iteration_count;
     g.cost_per_element = k.info.cost_per_element;
     g.elements_per_thread = per_thread[k.info.instruction];
+    g.block_size = kBlockSize;
     program.kernels.push_back(std::move(g));
   }
   return program;

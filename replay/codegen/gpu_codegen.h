@@ -27,8 +27,8 @@ namespace hlowb::codegen {
 // One kernel of a PTX program. Its parameters are (ptr buffers, i64 count): `buffers` is a device
 // array of device pointers laid out as for the CPU kernels (operands, then `constants`, then one
 // output per array result), all 256-byte aligned (as cuMemAlloc gives them), and `count` is
-// `iteration_count`. Any grid covers the space (threads stride by the grid's size times
-// `elements_per_thread`); `block_size` is the block size it was tuned for.
+// `iteration_count`. It must be launched with `block_size` threads per block (a thread's elements
+// are `block_size` apart); any grid covers the space (blocks stride by the grid).
 struct GpuKernelInfo {
   const Instruction* instruction = nullptr;
   std::string kernel_name;
@@ -37,7 +37,7 @@ struct GpuKernelInfo {
   int64_t iteration_count = 0;
   int64_t cost_per_element = 1;
   int block_size = 256;
-  // Elements each thread computes per step of its grid-stride loop (consecutive ones, loaded
+  // Elements each thread computes per step of its grid-stride loop (block_size apart, loaded
   // together): 4 for elementwise and data-movement kernels, 1 for those that reduce.
   int elements_per_thread = 1;
 };

@@ -79,9 +79,9 @@ struct Index {
 
 class Emitter {
  public:
-  Emitter(llvm::Module* module, int elements_per_call)
+  Emitter(llvm::Module* module, int elements_per_call, int64_t element_stride)
       : module_(module), ctx_(module->getContext()), b_(ctx_),
-        elements_per_call_(elements_per_call) {}
+        elements_per_call_(elements_per_call), element_stride_(element_stride) {}
 
   absl::StatusOr<KernelInfo> EmitKernel(const Instruction& instr, const std::string& name);
 
@@ -149,10 +149,11 @@ class Emitter {
   llvm::Module* module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
-  // GPU kernels (> 0): each call computes the elements [begin, end), at most this many, with
-  // every value computed before any is stored when the call is full (independent loads in
-  // flight together); 0: the CPU's loop over any range.
+  // GPU kernels (> 0): each call computes the elements begin + k * element_stride_ below `end`
+  // (k < elements_per_call_), every value before any store when the call is full; 0: the CPU's
+  // loop over the range [begin, end).
   int elements_per_call_ = 0;
+  int64_t element_stride_ = 1;
   llvm::Function* fn_ = nullptr;
   // Where operand values come from: buffers (fusion parameters, or the operands of a single op)
   // and values bound for a scalar computation's parameters.
@@ -1373,20 +1374,25 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   } else if (elements_per_call_ == 1) {
     st = each(MakeFromLinear(dims, begin));
   } else if (elements_per_call_ > 1) {
-    // A full call computes its elements first and stores them after; a short one (the end of
-    // the array) loops over what it has.
+    // The call's elements are begin + k * element_stride_ below `end` (k < elements_per_call_):
+    // neighbouring threads take neighbouring elements for each k, so every load is coalesced.
+    // A full call computes all its elements first and stores them after (its loads are in
+    // flight together); a short one (the end of the array) takes what it has one by one.
     const int v = elements_per_call_;
+    auto element = [&](int k) {
+      return b_.CreateAdd(begin, C64(k * element_stride_), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    };
     llvm::BasicBlock* full = llvm::BasicBlock::Create(ctx_, "full", fn_);
     llvm::BasicBlock* partial = llvm::BasicBlock::Create(ctx_, "partial", fn_);
     llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
-    b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateSub(end, begin), C64(v)), full, partial);
+    b_.CreateCondBr(b_.CreateICmpSLT(element(v - 1), end), full, partial);
     b_.SetInsertPoint(full);
     memo_.emplace_back();
     multi_memo_.emplace_back();
     std::vector<Index> indices;
     std::vector<std::vector<Value*>> values;
     for (int k = 0; k < v && st.ok(); ++k) {
-      indices.push_back(MakeFromLinear(dims, b_.CreateAdd(begin, C64(k))));
+      indices.push_back(MakeFromLinear(dims, element(k)));
       absl::StatusOr<std::vector<Value*>> r = compute(indices.back());
       if (!r.ok()) {
         st = r.status();
@@ -1400,7 +1406,20 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
       for (int k = 0; k < v; ++k) store(indices[k], values[k]);
       b_.CreateBr(done);
       b_.SetInsertPoint(partial);
-      st = Loop(begin, end, "rest", [&](Value* i) { return each(MakeFromLinear(dims, i)); });
+      for (int k = 0; k < v && st.ok(); ++k) {
+        llvm::BasicBlock* take = llvm::BasicBlock::Create(ctx_, "take", fn_);
+        llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx_, "next", fn_);
+        Value* i = element(k);
+        b_.CreateCondBr(b_.CreateICmpSLT(i, end), take, next);
+        b_.SetInsertPoint(take);
+        memo_.emplace_back();
+        multi_memo_.emplace_back();
+        st = each(MakeFromLinear(dims, i));
+        memo_.pop_back();
+        multi_memo_.pop_back();
+        b_.CreateBr(next);
+        b_.SetInsertPoint(next);
+      }
       if (st.ok()) {
         b_.CreateBr(done);
         b_.SetInsertPoint(done);
@@ -1432,7 +1451,8 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
 
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused, int elements_per_call) {
+                         std::vector<RefusedInstruction>* refused, int elements_per_call,
+                         int64_t element_stride) {
   llvm::Module* module = static_cast<llvm::Module*>(llvm_module);
   for (size_t k = 0; k < instructions.size(); ++k) {
     const Instruction& instr = *instructions[k];
@@ -1440,7 +1460,7 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
     for (char c : instr.name()) {
       name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     }
-    Emitter e(module, elements_per_call);
+    Emitter e(module, elements_per_call, element_stride);
     absl::StatusOr<KernelInfo> info = e.EmitKernel(instr, name);
     if (!info.ok()) {
       if (info.status().code() != absl::StatusCode::kUnimplemented) return info.status();
