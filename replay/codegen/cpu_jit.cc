@@ -29,6 +29,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "replay/codegen/cpu_jit.h"
+#include "replay/codegen/llvm_passes.h"
 #include "replay/codegen/runtime_support.h"
 
 namespace hlowb::codegen {
@@ -119,12 +120,6 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-std::string ModuleText(const llvm::Module& m) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m.print(os, nullptr);
-  return os.str();
-}
 
 // glibc's vector math library (libmvec): when it loads, the vectoriser may call its vector
 // exp, log, sin, cos and pow.
@@ -137,32 +132,12 @@ bool LoadVectorMathLibrary() {
 }
 
 void Optimize(llvm::Module* m, llvm::TargetMachine* tm, int opt_level) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
   llvm::TargetLibraryInfoImpl tlii(tm->getTargetTriple());
   if (LoadVectorMathLibrary()) {
     tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
                                             tm->getTargetTriple());
   }
-  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PipelineTuningOptions pto;
-  pto.LoopVectorization = opt_level >= 2;
-  pto.SLPVectorization = opt_level >= 2;
-  llvm::PassBuilder pb(tm, pto);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0
-                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
-                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
-                                                   : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager mpm = opt_level <= 0 ? pb.buildO0DefaultPipeline(level)
-                                               : pb.buildPerModuleDefaultPipeline(level);
-  mpm.run(*m, mam);
+  RunDefaultPipeline(m, tm, opt_level, &tlii, /*loop_vectorize=*/true);
 }
 
 absl::StatusOr<std::string> Codegen(llvm::Module* m, llvm::TargetMachine* tm,

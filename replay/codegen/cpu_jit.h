@@ -110,6 +110,10 @@ class CpuJit {
 absl::StatusOr<std::string> EmitLlvmIrText(const std::vector<const Instruction*>& instructions,
                                            bool optimized);
 
+// Whether `s` is laid out row-major (no layout, or minor_to_major descending, untiled): the
+// element order kernels and library calls read and write.
+bool RowMajorLayout(const Shape& s);
+
 // Internal: the emitter (kernel_emitter.cc), used by cpu_jit.cc. Emits one LLVM module holding a
 // kernel for every instruction it accepts into `llvm_module` (an llvm::Module*, kept opaque so
 // this header needs no LLVM). `first_index` numbers the kernels' function names.

@@ -30,7 +30,6 @@
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -38,6 +37,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/Transforms/IPO/Internalize.h"
+#include "replay/codegen/llvm_passes.h"
 
 namespace hlowb::codegen {
 namespace {
@@ -58,12 +58,6 @@ void InitializeNvptx() {
   });
 }
 
-std::string ModuleText(const llvm::Module& m) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m.print(os, nullptr);
-  return os.str();
-}
 
 // The libdevice function for an LLVM math intrinsic the NVPTX backend does not select (or
 // selects only approximately), by intrinsic and float width.
@@ -289,29 +283,11 @@ void MarkBuffersGlobal(llvm::Function* kernel) {
   }
 }
 
+// Even at O0 the always-inline pass runs, and NVPTX's pipeline-start hook resolves
+// __nvvm_reflect, which libdevice needs before code generation. One element per thread leaves
+// the loop vectoriser nothing to do.
 void Optimize(llvm::Module* m, llvm::TargetMachine* tm, int opt_level) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PipelineTuningOptions pto;
-  pto.LoopVectorization = false;  // one element per thread: nothing to vectorise
-  pto.SLPVectorization = opt_level >= 2;
-  llvm::PassBuilder pb(tm, pto);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0
-                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
-                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
-                                                   : llvm::OptimizationLevel::O3;
-  // Even at O0 the always-inline pass runs, and NVPTX's pipeline-start hook resolves
-  // __nvvm_reflect, which libdevice needs before code generation.
-  llvm::ModulePassManager mpm = opt_level <= 0 ? pb.buildO0DefaultPipeline(level)
-                                               : pb.buildPerModuleDefaultPipeline(level);
-  mpm.run(*m, mam);
+  RunDefaultPipeline(m, tm, opt_level, nullptr, /*loop_vectorize=*/false);
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& text,

@@ -54,15 +54,6 @@ bool Supported(PrimitiveType t) {
   return false;
 }
 
-bool DefaultLayout(const Shape& s) {
-  if (!s.has_layout()) return true;
-  const std::vector<int64_t>& m2m = s.layout().minor_to_major;
-  if (m2m.empty()) return true;
-  for (size_t i = 0; i < m2m.size(); ++i) {
-    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
-  }
-  return s.layout().tiles.empty();
-}
 
 absl::Status Refuse(const Instruction& h, const std::string& why) {
   return absl::UnimplementedError(StrCat("%", h.name(), " (", OpcodeName(h.opcode()), "): ", why));
@@ -917,7 +908,7 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
     case Opcode::kBitcast: {
       const Shape& os = h.operand(0)->shape();
       if (op == Opcode::kBitcast &&
-          (!DefaultLayout(shape) || !DefaultLayout(os) || os.element_type() != t)) {
+          (!RowMajorLayout(shape) || !RowMajorLayout(os) || os.element_type() != t)) {
         return Refuse(h, "a bitcast that changes layout or type");
       }
       if (os.ElementCount() != shape.ElementCount()) return Refuse(h, "element counts differ");
@@ -1448,6 +1439,16 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
 }
 
 }  // namespace
+
+bool RowMajorLayout(const Shape& s) {
+  if (!s.has_layout()) return true;
+  const std::vector<int64_t>& m2m = s.layout().minor_to_major;
+  if (m2m.empty()) return true;
+  for (size_t i = 0; i < m2m.size(); ++i) {
+    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
+  }
+  return s.layout().tiles.empty();
+}
 
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,

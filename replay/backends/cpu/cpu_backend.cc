@@ -16,6 +16,7 @@
 #include "core/passes/pipelines.h"
 #include "core/support/strings.h"
 #include "replay/backends/cpu/cpu_library_calls.h"
+#include "replay/backends/kernel_io.h"
 #include "replay/codegen/cpu_jit.h"
 #include "replay/evaluator/constant_evaluator.h"
 
@@ -408,34 +409,15 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
       if (!op->shape().IsArray()) return std::nullopt;
       buffers.push_back(const_cast<uint8_t*>(op->data().data()));
     }
-    for (const Instruction* c : k.constants) {
-      const Literal* lit = c->literal();
-      if (lit == nullptr) return std::nullopt;
-      if (lit->elided()) {
-        if (!elided_constant) {
-          return absl::StatusOr<Literal>(absl::FailedPreconditionError(StrCat(
-              "constant %", c->name(), " was elided ({...}) in the input, so its values are "
-              "unknown")));
-        }
-        absl::StatusOr<const Literal*> v = constant_cache->Get(*c, elided_constant);
-        if (!v.ok()) return absl::StatusOr<Literal>(v.status());
-        lit = *v;
-      }
-      buffers.push_back(const_cast<uint8_t*>(lit->data().data()));
-    }
+    std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
+        KernelConstantLiterals(k.constants, elided_constant, constant_cache);
+    if (!constants.has_value()) return std::nullopt;
+    if (!constants->ok()) return absl::StatusOr<Literal>(constants->status());
+    for (const Literal* lit : **constants) buffers.push_back(const_cast<uint8_t*>(lit->data().data()));
     Literal result;
     std::vector<Literal*> outs;
     const Shape& shape = instr.shape();
-    if (shape.IsTuple()) {
-      std::vector<Literal> elems;
-      for (const Shape& s : shape.tuple_shapes()) elems.push_back(Literal::Uninitialized(s));
-      result = Literal(shape, /*allocate=*/false);
-      *result.mutable_tuple_elements() = std::move(elems);
-      for (Literal& e : *result.mutable_tuple_elements()) outs.push_back(&e);
-    } else {
-      result = Literal::Uninitialized(shape);
-      outs.push_back(&result);
-    }
+    MakeKernelResult(shape, &result, &outs);
     if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
     for (Literal* o : outs) buffers.push_back(o->mutable_data()->data());
     const int64_t n = k.iteration_count;

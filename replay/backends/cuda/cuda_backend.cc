@@ -15,6 +15,7 @@
 #include "core/support/strings.h"
 #include "replay/backends/cpu/cpu_backend.h"
 #include "replay/backends/cuda/cuda_driver.h"
+#include "replay/backends/kernel_io.h"
 #include "replay/codegen/gpu_codegen.h"
 #include "replay/evaluator/constant_evaluator.h"
 
@@ -25,15 +26,7 @@ double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-bool RowMajor(const Shape& s) {
-  if (!s.has_layout()) return true;
-  const std::vector<int64_t>& m2m = s.layout().minor_to_major;
-  if (m2m.empty()) return true;
-  for (size_t i = 0; i < m2m.size(); ++i) {
-    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
-  }
-  return s.layout().tiles.empty();
-}
+using codegen::RowMajorLayout;
 
 // A dot as one strided-batched cuBLAS GEMM on row-major buffers: batch dimensions lead both
 // operands, and each operand's free and contracting dimensions are each contiguous, in either
@@ -66,7 +59,7 @@ std::optional<GemmPlan> PlanGemm(const Shape& ls, const Shape& rs, const Shape& 
       rs.element_type() != t) {
     return std::nullopt;
   }
-  if (!RowMajor(ls) || !RowMajor(rs) || !RowMajor(os)) return std::nullopt;
+  if (!RowMajorLayout(ls) || !RowMajorLayout(rs) || !RowMajorLayout(os)) return std::nullopt;
   const int64_t nb = static_cast<int64_t>(d.lhs_batch_dimensions.size());
   if (static_cast<int64_t>(d.rhs_batch_dimensions.size()) != nb ||
       !Consecutive(d.lhs_batch_dimensions, 0) || !Consecutive(d.rhs_batch_dimensions, 0) ||
@@ -200,7 +193,7 @@ std::optional<GemmPlan> PlanCublasCall(const Instruction& instr, std::string* wh
   if (beta != 0 && (!instr.operand(2)->shape().IsArray() ||
                     instr.operand(2)->shape().dimensions() != out.dimensions() ||
                     instr.operand(2)->shape().element_type() != out.element_type() ||
-                    !RowMajor(instr.operand(2)->shape()))) {
+                    !RowMajorLayout(instr.operand(2)->shape()))) {
     *why = "its C operand is not of the result's shape";
     return std::nullopt;
   }
@@ -556,34 +549,14 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
       if (!op->shape().IsArray()) return std::nullopt;
       inputs.push_back(op);
     }
-    for (const Instruction* c : k.constants) {
-      const Literal* lit = c->literal();
-      if (lit == nullptr) return std::nullopt;
-      if (lit->elided()) {
-        if (!elided_constant) {
-          return fail(absl::FailedPreconditionError(StrCat(
-              "constant %", c->name(), " was elided ({...}) in the input, so its values are "
-              "unknown")));
-        }
-        absl::StatusOr<const Literal*> v = constant_cache->Get(*c, elided_constant);
-        if (!v.ok()) return fail(v.status());
-        lit = *v;
-      }
-      inputs.push_back(lit);
-    }
+    std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
+        KernelConstantLiterals(k.constants, elided_constant, constant_cache);
+    if (!constants.has_value()) return std::nullopt;
+    if (!constants->ok()) return fail(constants->status());
+    inputs.insert(inputs.end(), (*constants)->begin(), (*constants)->end());
     Literal result;
     std::vector<Literal*> outs;
-    const Shape& shape = instr.shape();
-    if (shape.IsTuple()) {
-      std::vector<Literal> elems;
-      for (const Shape& s : shape.tuple_shapes()) elems.push_back(Literal::Uninitialized(s));
-      result = Literal(shape, /*allocate=*/false);
-      *result.mutable_tuple_elements() = std::move(elems);
-      for (Literal& e : *result.mutable_tuple_elements()) outs.push_back(&e);
-    } else {
-      result = Literal::Uninitialized(shape);
-      outs.push_back(&result);
-    }
+    MakeKernelResult(instr.shape(), &result, &outs);
     if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
     std::lock_guard<std::mutex> lock(impl->mu);
     auto t0 = std::chrono::steady_clock::now();

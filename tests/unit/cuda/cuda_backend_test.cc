@@ -217,40 +217,30 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
   int agreed = 0, total = 0, slow = 0;
   int64_t kernels = 0, gemms = 0, interpreted = 0;
   double kernel_ms = 0;
-  for (const std::string& path : files) {
-    auto text = ReadFileToString(path);
-    ASSERT_TRUE(text.ok()) << path;
-    std::vector<std::string_view> parts = SplitInputFile(*text);
-    for (size_t p = 0; p < parts.size(); ++p) {
-      const std::string label = fs::path(path).filename().string() +
-                                (parts.size() > 1 ? "#" + std::to_string(p) : "");
-      auto module = ParseModule(parts[p]);
-      if (!module.ok() || (*module)->entry() == nullptr) continue;
-      if (CountErrors(VerifyModule(**module)) > 0) continue;
-      std::vector<Literal> args = PatternArgs(**module);
-      auto t0 = std::chrono::steady_clock::now();
-      auto want = EvaluateModule(**module, args, options);
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (!want.ok()) continue;
-      if (secs > 5.0) {
-        ++slow;
-        continue;
-      }
-      ++total;
-      auto exe = CudaExecutable::Compile(**module, CudaCompileOptions{});
-      ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
-      auto got = (*exe)->Run(args, options);
-      ASSERT_TRUE(got.ok()) << label << ": " << got.status();
-      const std::string d = Disagreement(*want, *got, "result", testing::CudaElementTolerance);
-      EXPECT_TRUE(d.empty()) << label << ": " << d << "\n  " << (*exe)->Summary();
-      if (d.empty()) ++agreed;
-      kernels += (*exe)->stats().kernels;
-      gemms += (*exe)->stats().library_calls;
-      interpreted += (*exe)->stats().interpreted;
-      kernel_ms += (*exe)->run_stats().kernel_ms;
+  testing::ForEachVerifiedModule(files, [&](const std::string& label, const Module& module) {
+    std::vector<Literal> args = PatternArgs(module);
+    auto t0 = std::chrono::steady_clock::now();
+    auto want = EvaluateModule(module, args, options);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!want.ok()) return;
+    if (secs > 5.0) {
+      ++slow;
+      return;
     }
-  }
+    ++total;
+    auto exe = CudaExecutable::Compile(module, CudaCompileOptions{});
+    ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
+    auto got = (*exe)->Run(args, options);
+    ASSERT_TRUE(got.ok()) << label << ": " << got.status();
+    const std::string d = Disagreement(*want, *got, "result", testing::CudaElementTolerance);
+    EXPECT_TRUE(d.empty()) << label << ": " << d << "\n  " << (*exe)->Summary();
+    if (d.empty()) ++agreed;
+    kernels += (*exe)->stats().kernels;
+    gemms += (*exe)->stats().library_calls;
+    interpreted += (*exe)->stats().interpreted;
+    kernel_ms += (*exe)->run_stats().kernel_ms;
+  });
   std::cout << "cuda corpus: " << agreed << " of " << total << " modules agree with the "
             << "interpreter; " << kernels << " kernels, " << gemms << " cuBLAS dots, "
             << interpreted << " instructions on the interpreter; kernels ran " << kernel_ms

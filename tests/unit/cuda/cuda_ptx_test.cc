@@ -261,37 +261,27 @@ TEST(CudaPtx, EveryCorpusModuleAssemblesForSm80AndSm90) {
   int modules = 0;
   int64_t kernels = 0, refused = 0;
   double llvm_seconds = 0, ptxas_seconds = 0;
-  for (const std::string& path : files) {
-    auto text = ReadFileToString(path);
-    ASSERT_TRUE(text.ok()) << path;
-    std::vector<std::string_view> parts = SplitInputFile(*text);
-    for (size_t p = 0; p < parts.size(); ++p) {
-      const std::string label = fs::path(path).filename().string() +
-                                (parts.size() > 1 ? "#" + std::to_string(p) : "");
-      auto module = ParseModule(parts[p]);
-      if (!module.ok() || (*module)->entry() == nullptr) continue;
-      if (CountErrors(VerifyModule(**module)) > 0) continue;
-      CudaCompileOptions o;
-      o.compile_only = true;
-      o.gpu_arch = "sm_80";
-      auto exe = CudaExecutable::Compile(**module, o);
-      ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
-      ++modules;
-      kernels += (*exe)->stats().kernels;
-      refused += (*exe)->stats().interpreted;
-      llvm_seconds += (*exe)->stats().codegen_seconds;
-      if ((*exe)->stats().kernels == 0) continue;
-      auto t0 = std::chrono::steady_clock::now();
-      // The same PTX assembles for sm_90 (as the driver does on an H100); the sm_90 target of the
-      // code generator itself is checked by FusedKernelsAssembleForSm80AndSm90.
-      for (const std::string& ptx : (*exe)->ptx_programs()) {
-        EXPECT_EQ(Ptxas(ptxas, ptx, "sm_80", label), "");
-        EXPECT_EQ(Ptxas(ptxas, ptx, "sm_90", label), "");
-      }
-      ptxas_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  testing::ForEachVerifiedModule(files, [&](const std::string& label, const Module& module) {
+    CudaCompileOptions o;
+    o.compile_only = true;
+    o.gpu_arch = "sm_80";
+    auto exe = CudaExecutable::Compile(module, o);
+    ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
+    ++modules;
+    kernels += (*exe)->stats().kernels;
+    refused += (*exe)->stats().interpreted;
+    llvm_seconds += (*exe)->stats().codegen_seconds;
+    if ((*exe)->stats().kernels == 0) return;
+    auto t0 = std::chrono::steady_clock::now();
+    // The same PTX assembles for sm_90 (as the driver does on an H100); the sm_90 target of the
+    // code generator itself is checked by FusedKernelsAssembleForSm80AndSm90.
+    for (const std::string& ptx : (*exe)->ptx_programs()) {
+      EXPECT_EQ(Ptxas(ptxas, ptx, "sm_80", label), "");
+      EXPECT_EQ(Ptxas(ptxas, ptx, "sm_90", label), "");
     }
-  }
+    ptxas_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
   std::cout << "cuda ptx corpus: " << modules << " modules, " << kernels << " kernels ("
             << refused << " instructions left to the interpreter); LLVM " << llvm_seconds
             << " s, ptxas " << ptxas_seconds << " s\n";

@@ -5,7 +5,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "core/analysis/verifier.h"
+#include "core/support/file_util.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
 
 #include "replay/backends/cuda/cuda_backend.h"
 #include "tests/unit/cpu/agreement.h"
@@ -34,6 +41,25 @@ inline std::string FindPtxas() {
     if (std::filesystem::exists(path)) return path;
   }
   return "";
+}
+
+// Calls fn(label, module) for every module of `files` that parses, has an entry and verifies
+// ("file.hlo", or "file.hlo#N" for the parts of a split file).
+inline void ForEachVerifiedModule(const std::vector<std::string>& files,
+                                  const std::function<void(const std::string&, const Module&)>& fn) {
+  for (const std::string& path : files) {
+    auto text = ReadFileToString(path);
+    ASSERT_TRUE(text.ok()) << path;
+    std::vector<std::string_view> parts = SplitInputFile(*text);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const std::string label = std::filesystem::path(path).filename().string() +
+                                (parts.size() > 1 ? "#" + std::to_string(p) : "");
+      auto module = ParseModule(parts[p]);
+      if (!module.ok() || (*module)->entry() == nullptr) continue;
+      if (CountErrors(VerifyModule(**module)) > 0) continue;
+      fn(label, **module);
+    }
+  }
 }
 
 inline CpuTolerance CudaElementTolerance(PrimitiveType t) {
