@@ -1,6 +1,7 @@
-// What the compiled platforms (cpu, cuda) share when they run one instruction as a kernel: the
-// literals of the array constants a fused computation reads from buffers, and an uninitialised
-// result literal with one output array per leaf for the kernel to fill.
+// What the compiled platforms (cpu, cuda) share: preparing the module they compile (the
+// platform's pass pipeline, or a check that the module as given verifies), and, when they run one
+// instruction as a kernel, the literals of the array constants a fused computation reads from
+// buffers and an uninitialised result literal with one output array per leaf to fill.
 #ifndef HLOWB_REPLAY_BACKENDS_KERNEL_IO_H_
 #define HLOWB_REPLAY_BACKENDS_KERNEL_IO_H_
 
@@ -11,9 +12,22 @@
 #include "absl/status/statusor.h"
 #include "core/ir/instruction.h"
 #include "core/ir/literal.h"
+#include "core/ir/module.h"
+#include "core/passes/hlo_pass.h"
+#include "core/passes/module_dumper.h"
+#include "core/support/cancel.h"
 #include "replay/evaluator/evaluator.h"
 
 namespace hlowb {
+
+// A copy of `module` ready for kernels: with `run_hlo_passes`, after `platform`'s pipeline ("cpu"
+// or "gpu"; layout assignment and copy insertion left out, since the runtimes keep row-major
+// arrays and never work in place), with its time and dump files added to `*pass_seconds` and
+// `*dump_files`; without, as given, once it verifies (the error names the first problem).
+absl::StatusOr<std::unique_ptr<Module>> PrepareModuleForKernels(
+    const Module& module, const std::string& platform, bool run_hlo_passes,
+    const PassOptions& pass_options, const DumpOptions& dump_options, const CancelToken* cancel,
+    double* pass_seconds, std::vector<std::string>* dump_files);
 
 // The values of `constants` in order; constants elided in the input ({...}) come from
 // `elided_constant` through `cache` (an error naming the constant when there is no source).

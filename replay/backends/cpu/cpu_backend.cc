@@ -228,33 +228,12 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<CpuExecutable> exe(new CpuExecutable());
   Impl& impl = *exe->impl_;
-  if (!options.run_hlo_passes) {  // CompileModule verifies otherwise
-    std::vector<VerifierDiagnostic> diags = VerifyModule(module);
-    if (int errors = CountErrors(diags); errors > 0) {
-      for (const VerifierDiagnostic& d : diags) {
-        if (d.severity == VerifierDiagnostic::Severity::kError) {
-          return absl::InvalidArgumentError(StrCat("the module does not verify (", errors,
-                                                   " error", errors == 1 ? "" : "s",
-                                                   "); first: ", d.ToString()));
-        }
-      }
-    }
-  }
-  impl.module = CloneModule(module);
+  absl::StatusOr<std::unique_ptr<Module>> prepared = PrepareModuleForKernels(
+      module, "cpu", options.run_hlo_passes, options.pass_options, options.dump_options,
+      options.cancel, &impl.stats.pass_seconds, &impl.stats.dump_files);
+  if (!prepared.ok()) return prepared.status();
+  impl.module = std::move(*prepared);
   std::string dump_prefix;
-  if (options.run_hlo_passes) {
-    CompileOptions co;
-    co.platform = "cpu";
-    co.pass_options = options.pass_options;
-    SkipPassesTheCpuRuntimeDoesNotNeed(&co.pass_options);
-    co.dump_options = options.dump_options;
-    co.evaluator = InterpreterConstantEvaluator();
-    co.cancel = options.cancel;
-    absl::StatusOr<CompileResult> r = CompileModule(impl.module.get(), co);
-    if (!r.ok()) return r.status();
-    impl.stats.pass_seconds = r->pass_seconds;
-    impl.stats.dump_files = r->dump_files;
-  }
   {
     ModuleDumper dumper(options.dump_options, *impl.module);
     if (dumper.enabled()) dump_prefix = dumper.file_prefix();

@@ -310,32 +310,11 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
     if (arch.empty()) arch = impl.context->info().arch();
   }
   if (arch.empty()) arch = "sm_80";
-  if (!options.run_hlo_passes) {
-    std::vector<VerifierDiagnostic> diags = VerifyModule(module);
-    if (int errors = CountErrors(diags); errors > 0) {
-      for (const VerifierDiagnostic& d : diags) {
-        if (d.severity == VerifierDiagnostic::Severity::kError) {
-          return absl::InvalidArgumentError(StrCat("the module does not verify (", errors,
-                                                   " error", errors == 1 ? "" : "s",
-                                                   "); first: ", d.ToString()));
-        }
-      }
-    }
-  }
-  impl.module = CloneModule(module);
-  if (options.run_hlo_passes) {
-    CompileOptions co;
-    co.platform = "gpu";
-    co.pass_options = options.pass_options;
-    SkipPassesTheCpuRuntimeDoesNotNeed(&co.pass_options);
-    co.dump_options = options.dump_options;
-    co.evaluator = InterpreterConstantEvaluator();
-    co.cancel = options.cancel;
-    absl::StatusOr<CompileResult> r = CompileModule(impl.module.get(), co);
-    if (!r.ok()) return r.status();
-    impl.stats.pass_seconds = r->pass_seconds;
-    impl.stats.dump_files = r->dump_files;
-  }
+  absl::StatusOr<std::unique_ptr<Module>> prepared = PrepareModuleForKernels(
+      module, "gpu", options.run_hlo_passes, options.pass_options, options.dump_options,
+      options.cancel, &impl.stats.pass_seconds, &impl.stats.dump_files);
+  if (!prepared.ok()) return prepared.status();
+  impl.module = std::move(*prepared);
   codegen::PtxOptions po;
   po.gpu_arch = arch;
   po.opt_level = options.opt_level;
