@@ -9,6 +9,7 @@
 #include "replay/codegen/gpu_codegen.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,7 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,9 +50,22 @@ double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// What the NVPTX code generator is doing on this thread, for the message of a fatal LLVM error
+// (LLVM ends the process after one; in the app, replays run in a worker process).
+thread_local std::string current_work;
+
+void OnFatalLlvmError(void*, const char* reason, bool) {
+  std::fprintf(stderr,
+               "hlowb: the GPU code generator (LLVM NVPTX) failed%s%s: %s\n"
+               "This is a bug in hlowb's cuda platform; the module still runs with "
+               "--platform=cpu or --platform=interpreter.\n",
+               current_work.empty() ? "" : " while ", current_work.c_str(), reason);
+}
+
 void InitializeNvptx() {
   static std::once_flag once;
   std::call_once(once, [] {
+    llvm::install_fatal_error_handler(OnFatalLlvmError, nullptr);
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
@@ -465,6 +480,8 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     }
   }
   auto t2 = std::chrono::steady_clock::now();
+  current_work = StrCat("compiling ", kept.size(), " kernel(s) to PTX for ", *arch, " (the first: ",
+                        kept.empty() ? std::string("none") : kept[0].info.instruction->name(), ")");
   {
     // LLVM 16's loop strength reduction can narrow index arithmetic on one-bit values to an i1
     // multiply that the NVPTX instruction selector cannot select, a fatal error (a reduce over
@@ -485,6 +502,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     const bool cannot = tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile);
     if (!cannot) pm.run(module);
     if (disable_lsr != nullptr) disable_lsr->setValue(was);
+    current_work.clear();
     if (cannot) return absl::InternalError("the NVPTX target cannot emit PTX");
     program.ptx.assign(buffer.begin(), buffer.end());
   }
