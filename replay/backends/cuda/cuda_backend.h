@@ -6,7 +6,8 @@
 //  - a module as written (jax's before-optimizations HLO, a corpus test): the embedded `gpu`
 //    pipeline runs first (simplification, fusion, scheduling), then every loop and reduction
 //    fusion and every elementwise, data-movement and reduce instruction becomes one kernel;
-//  - XLA's optimized GPU HLO as it is (`--run_hlo_passes=false`, an is_scheduled module from a
+//  - XLA's optimized GPU HLO as it is (`run_hlo_passes = false`, `hlowb replay
+//    --run_test_hlo_passes=false`; an is_scheduled module from a
 //    `*gpu_after_optimizations*` dump): each fusion becomes one kernel from its fused
 //    computation, so the kernel boundaries are XLA's own, and the `__cublas$gemm` custom calls
 //    run in cuBLAS with their backend_config (alpha, beta, dot dimensions).
@@ -22,9 +23,9 @@
 // run's statistics.
 //
 // Float results agree with the interpreter within the per-type tolerances below; integer and
-// pred results agree bit for bit. TF32 is off by default (`allow_tf32`,
-// `--xla_gpu_enable_tf32`-style option `--cuda_allow_tf32`); with it on, f32 GEMMs round their
-// inputs to 10 mantissa bits and these tolerances no longer hold for dots.
+// pred results agree bit for bit. TF32 is off by default (`allow_tf32`, `hlowb replay
+// --cuda_allow_tf32`); with it on, f32 GEMMs round their inputs to 10 mantissa bits and these
+// tolerances no longer hold for dots.
 //
 // | type          | tolerance vs interpreter (relative / absolute) | why                          |
 // |---------------|------------------------------------------------|------------------------------|
@@ -32,7 +33,7 @@
 // | f32           | 1e-5 / 1e-5 (dots: 1e-4 / 1e-4)                | libdevice math is within 2   |
 // |               |                                                | ulp; cuBLAS sums in another  |
 // |               |                                                | order than the interpreter   |
-// | f64           | 1e-9 / 1e-9                                    | as for f32                   |
+// | f64           | 1e-9 / 1e-9 (dots: 1e-8 / 1e-8)                | as for f32                   |
 // | f16, bf16     | one unit in the last place of the type         | rounded per instruction      |
 #ifndef HLOWB_REPLAY_BACKENDS_CUDA_CUDA_BACKEND_H_
 #define HLOWB_REPLAY_BACKENDS_CUDA_CUDA_BACKEND_H_
