@@ -198,31 +198,6 @@ bool Reduces(const Instruction& h) {
   return false;
 }
 
-// i1 arithmetic the NVPTX backend cannot select, in the equal bitwise form: mul is and, add and
-// sub are xor (LLVM's i1 arithmetic is modulo 2).
-void LowerBoolArithmetic(llvm::Module* m) {
-  for (llvm::Function& f : *m) {
-    for (llvm::BasicBlock& bb : f) {
-      for (auto it = bb.begin(); it != bb.end();) {
-        llvm::Instruction& i = *it++;
-        auto* op = llvm::dyn_cast<llvm::BinaryOperator>(&i);
-        if (op == nullptr || !op->getType()->isIntOrIntVectorTy(1)) continue;
-        llvm::Instruction::BinaryOps to;
-        switch (op->getOpcode()) {
-          case llvm::Instruction::Mul: to = llvm::Instruction::And; break;
-          case llvm::Instruction::Add:
-          case llvm::Instruction::Sub: to = llvm::Instruction::Xor; break;
-          default: continue;
-        }
-        llvm::Instruction* r =
-            llvm::BinaryOperator::Create(to, op->getOperand(0), op->getOperand(1), "", op);
-        op->replaceAllUsesWith(r);
-        op->eraseFromParent();
-      }
-    }
-  }
-}
-
 constexpr int kBlockSize = 256;
 
 // The `.entry` kernel around the emitter's range function: block b covers the elements
@@ -466,7 +441,6 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
   for (const std::string& name : kernel_names) {
     if (llvm::Function* k = module.getFunction(name)) MarkBuffersGlobal(k);
   }
-  LowerBoolArithmetic(&module);
   program.optimize_seconds = Since(t1);
   if (options.cancel != nullptr && options.cancel->IsCancelled()) {
     return absl::CancelledError("cancelled");

@@ -127,7 +127,7 @@ class ThreadPool {
 
 // Instructions the code generator may take: everything computed elementally. Control flow,
 // tuples, parameters and constants stay with the driver; the emitter refuses the rest itself.
-bool Candidate(const Instruction& h) {
+bool CandidateImpl(const Instruction& h) {
   switch (h.opcode()) {
     case Opcode::kParameter:
     case Opcode::kConstant:
@@ -157,6 +157,8 @@ bool Candidate(const Instruction& h) {
 
 }  // namespace
 
+bool IsKernelCandidate(const Instruction& h) { return CandidateImpl(h); }
+
 void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options) {
   // The runtime keeps every array in row-major order and never updates a buffer in place, so
   // layout assignment and copy insertion would only add copies here.
@@ -179,7 +181,7 @@ std::vector<const Instruction*> KernelCandidates(const Module& module) {
     stack.pop_back();
     if (!seen.insert(c).second) continue;
     for (const Instruction* h : c->instructions()) {
-      if (Candidate(*h)) candidates.push_back(h);
+      if (IsKernelCandidate(*h)) candidates.push_back(h);
       const Opcode op = h->opcode();
       if (op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall ||
           op == Opcode::kAsyncStart) {
@@ -269,7 +271,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   for (const codegen::RefusedInstruction& r : refused) {
     if (r.instruction->opcode() == Opcode::kFusion && !r.instruction->called_computations().empty()) {
       for (const Instruction* h : r.instruction->called_computations()[0]->instructions()) {
-        if (Candidate(*h)) second.push_back(h);
+        if (IsKernelCandidate(*h)) second.push_back(h);
       }
     }
     final_refused.push_back(r);

@@ -85,6 +85,10 @@ struct CpuCompileStats {
 // The pass options the cpu platform compiles with: `options` with layout assignment and copy
 // insertion switched off (the runtime keeps row-major arrays and never works in place).
 void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options);
+// Whether the driver walks past `h` to ask a compiled kernel for it: not parameters, constants,
+// tuples, control flow, custom calls, dots and convolutions (library calls), collectives or
+// async ops.
+bool IsKernelCandidate(const Instruction& h);
 // The instructions the cpu platform offers the code generator, in the order it compiles them:
 // every candidate of the entry and of what control flow calls from it.
 std::vector<const Instruction*> KernelCandidates(const Module& module);

@@ -235,14 +235,10 @@ std::string CudaDeviceDescription() {
   return text;
 }
 
-std::vector<const Instruction*> CudaKernelCandidates(const Module& module) {
-  return KernelCandidates(module);
-}
-
 absl::StatusOr<std::string> CudaKernelPtx(const Module& module, const std::string& arch) {
   codegen::PtxOptions po;
   po.gpu_arch = arch.empty() ? "sm_80" : arch;
-  absl::StatusOr<codegen::PtxProgram> p = codegen::CompileToPtx(CudaKernelCandidates(module), po);
+  absl::StatusOr<codegen::PtxProgram> p = codegen::CompileToPtx(KernelCandidates(module), po);
   if (!p.ok()) return p.status();
   std::string out = StrCat("// ", p->kernels.size(), " kernel(s) for ", p->arch, "; ",
                            p->refused.size(), " instruction(s) left to the interpreter\n");
@@ -261,7 +257,6 @@ struct CudaExecutable::Impl {
   std::unique_ptr<Module> module;
   std::vector<std::string> ptx;
   std::unordered_map<const Instruction*, Kernel> kernels;
-  std::vector<std::pair<std::string, std::string>> kernel_order;
   std::unordered_map<const Instruction*, GemmPlan> gemms;
   CudaCompileStats stats;
   std::vector<std::pair<std::string, std::string>> not_compiled;
@@ -285,9 +280,6 @@ CudaExecutable::~CudaExecutable() {
 const Module& CudaExecutable::module() const { return *impl_->module; }
 const CudaCompileStats& CudaExecutable::stats() const { return impl_->stats; }
 const std::vector<std::string>& CudaExecutable::ptx_programs() const { return impl_->ptx; }
-std::vector<std::pair<std::string, std::string>> CudaExecutable::kernel_names() const {
-  return impl_->kernel_order;
-}
 const std::vector<std::pair<std::string, std::string>>& CudaExecutable::not_compiled() const {
   return impl_->not_compiled;
 }
@@ -329,7 +321,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
   auto cg_start = std::chrono::steady_clock::now();
   // Fusions the generator refuses are compiled instruction by instruction from their fused
   // computation (the driver then walks it), as on the cpu platform: a second PTX program.
-  std::vector<const Instruction*> candidates = CudaKernelCandidates(*impl.module);
+  std::vector<const Instruction*> candidates = KernelCandidates(*impl.module);
   std::vector<codegen::RefusedInstruction> refused;
   for (int round = 0; round < 2 && !candidates.empty(); ++round) {
     if (round == 1) po.dump_prefix += ".unfused";
@@ -340,11 +332,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
       if (round == 0 && r.instruction->opcode() == Opcode::kFusion &&
           !r.instruction->called_computations().empty()) {
         for (const Instruction* h : r.instruction->called_computations()[0]->instructions()) {
-          const Opcode op = h->opcode();
-          if (op != Opcode::kParameter && op != Opcode::kConstant && op != Opcode::kTuple &&
-              op != Opcode::kGetTupleElement) {
-            candidates.push_back(h);
-          }
+          if (IsKernelCandidate(*h)) candidates.push_back(h);
         }
       }
       refused.push_back(std::move(r));
@@ -356,7 +344,6 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
     const int index = static_cast<int>(impl.ptx.size());
     impl.ptx.push_back(program->ptx);
     for (codegen::GpuKernelInfo& k : program->kernels) {
-      impl.kernel_order.emplace_back(k.instruction->name(), k.kernel_name);
       impl.kernels.emplace(k.instruction, Impl::Kernel{std::move(k), index});
     }
   }
@@ -388,11 +375,6 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
   }
   for (const codegen::RefusedInstruction& r : refused) {
     if (r.instruction->opcode() == Opcode::kFusion) continue;  // counted through its body
-    if (r.instruction->opcode() == Opcode::kDot && impl.gemms.count(r.instruction) > 0) continue;
-    if (r.instruction->opcode() == Opcode::kDot || r.instruction->opcode() == Opcode::kConvolution ||
-        r.instruction->opcode() == Opcode::kCustomCall) {
-      continue;  // counted above
-    }
     ++impl.stats.interpreted;
     ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(r.instruction->opcode()))];
     impl.not_compiled.emplace_back(r.instruction->name(), r.reason);

@@ -106,8 +106,6 @@ struct CudaRunStats {
   double copy_seconds = 0;
 };
 
-// The instructions the cuda platform offers the code generator (as the cpu platform's).
-std::vector<const Instruction*> CudaKernelCandidates(const Module& module);
 // The PTX for an already optimised `module` (`hlowb opt --stage=ptx`), for `arch` (sm_80 when
 // empty), with the refused instructions listed as comments at the top.
 absl::StatusOr<std::string> CudaKernelPtx(const Module& module, const std::string& arch);
@@ -123,8 +121,6 @@ class CudaExecutable {
   // The PTX programs loaded: the kernels of the module's instructions, then (when a fusion was
   // refused) those of the refused fusions' own instructions.
   const std::vector<std::string>& ptx_programs() const;
-  // Kernel names by instruction name, in emission order.
-  std::vector<std::pair<std::string, std::string>> kernel_names() const;
   std::string Summary() const;
   const std::vector<std::pair<std::string, std::string>>& not_compiled() const;
 

@@ -42,7 +42,6 @@ struct DriverApi {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
-  CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
@@ -104,7 +103,6 @@ const Loaded& Load() {
     bind(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     bind(a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     bind(a.cuCtxSetCurrent, "cuCtxSetCurrent");
-    bind(a.cuCtxSynchronize, "cuCtxSynchronize");
     bind(a.cuMemAlloc, "cuMemAlloc_v2");
     bind(a.cuMemFree, "cuMemFree_v2");
     bind(a.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -150,14 +148,6 @@ absl::Status Check(CUresult r, const char* what) {
 }  // namespace
 
 absl::Status DriverAvailable() { return Load().status; }
-
-absl::StatusOr<int> DeviceCount() {
-  const Loaded& l = Load();
-  if (!l.status.ok()) return l.status;
-  int count = 0;
-  if (absl::Status st = Check(l.api.cuDeviceGetCount(&count), "cuDeviceGetCount"); !st.ok()) return st;
-  return count;
-}
 
 absl::StatusOr<DeviceInfo> GetDeviceInfo(int ordinal) {
   const Loaded& l = Load();
@@ -250,11 +240,6 @@ absl::Status Context::Memset(DevicePtr dst, uint8_t value, size_t bytes) {
   return Check(Load().api.cuMemsetD8(dst, value, bytes), "cuMemsetD8");
 }
 
-absl::Status Context::Synchronize() {
-  MakeCurrent();
-  return Check(Load().api.cuCtxSynchronize(), "cuCtxSynchronize");
-}
-
 absl::StatusOr<float> Context::TimeMs(const std::function<absl::Status()>& work) {
   MakeCurrent();
   const DriverApi& a = Load().api;
@@ -305,11 +290,6 @@ Module::~Module() {
   if (module_ == nullptr) return;
   context_->MakeCurrent();
   Load().api.cuModuleUnload(module_);
-}
-
-bool Module::HasFunction(const std::string& name) {
-  CUfunction f = nullptr;
-  return Load().api.cuModuleGetFunction(&f, module_, name.c_str()) == 0;
 }
 
 absl::Status Module::Launch(const std::string& name, int grid, int block, void** params) {

@@ -32,7 +32,6 @@ struct DeviceInfo {
 // ("no CUDA driver: libcuda.so.1: cannot open shared object file", "cuInit failed:
 // CUDA_ERROR_NO_DEVICE ..."). Loads and initialises the driver once per process.
 absl::Status DriverAvailable();
-absl::StatusOr<int> DeviceCount();
 absl::StatusOr<DeviceInfo> GetDeviceInfo(int ordinal);
 
 class Module;
@@ -53,7 +52,6 @@ class Context {
   absl::Status CopyToHost(void* dst, DevicePtr src, size_t bytes);
   absl::Status CopyDeviceToDevice(DevicePtr dst, DevicePtr src, size_t bytes);
   absl::Status Memset(DevicePtr dst, uint8_t value, size_t bytes);
-  absl::Status Synchronize();
 
   // Loads PTX (the driver compiles it for this device); the error carries the driver's log.
   absl::StatusOr<std::unique_ptr<Module>> LoadPtx(const std::string& ptx);
@@ -62,7 +60,6 @@ class Context {
   absl::StatusOr<float> TimeMs(const std::function<absl::Status()>& work);
 
   void MakeCurrent() const;
-  void* raw_context() const { return ctx_; }
 
  private:
   Context() = default;
@@ -76,7 +73,6 @@ class Module {
   ~Module();
   // Launches kernel `name` (params: buffers table, element count) on a 1-D grid.
   absl::Status Launch(const std::string& name, int grid, int block, void** params);
-  bool HasFunction(const std::string& name);
 
  private:
   friend class Context;
@@ -134,7 +130,6 @@ class Blas {
                     double alpha, DevicePtr a, int64_t lda, int64_t stride_a, DevicePtr b,
                     int64_t ldb, int64_t stride_b, double beta, DevicePtr c, int64_t ldc,
                     int64_t stride_c, int64_t batch);
-  std::string library_path() const { return path_; }
 
  private:
   Blas() = default;
