@@ -125,9 +125,11 @@ class ThreadPool {
   bool stop_ = false;
 };
 
+}  // namespace
+
 // Instructions the code generator may take: everything computed elementally. Control flow,
 // tuples, parameters and constants stay with the driver; the emitter refuses the rest itself.
-bool CandidateImpl(const Instruction& h) {
+bool IsKernelCandidate(const Instruction& h) {
   switch (h.opcode()) {
     case Opcode::kParameter:
     case Opcode::kConstant:
@@ -155,9 +157,6 @@ bool CandidateImpl(const Instruction& h) {
   }
 }
 
-}  // namespace
-
-bool IsKernelCandidate(const Instruction& h) { return CandidateImpl(h); }
 
 void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options) {
   // The runtime keeps every array in row-major order and never updates a buffer in place, so
