@@ -11,6 +11,7 @@
 
 #include "core/ir/attributes.h"
 #include "core/ir/float_types.h"
+#include "replay/backends/cpu/cpu_fft.h"
 
 namespace hlowb::cpu {
 namespace {
@@ -680,6 +681,7 @@ std::optional<absl::StatusOr<Literal>> LibraryGather(const Instruction& instr,
 }
 
 bool LibraryTakes(const Instruction& instr) {
+  if (LibraryFftTakes(instr)) return true;
   if (instr.operand_count() != 2) return false;
   const Shape& l = instr.operand(0)->shape();
   const Shape& r = instr.operand(1)->shape();

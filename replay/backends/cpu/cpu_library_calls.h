@@ -32,8 +32,8 @@ namespace hlowb::cpu {
 using ParallelFor =
     std::function<void(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>&)>;
 
-// Whether LibraryDot, LibraryConvolution or LibraryGather computes `instr` (given operands of its operands'
-// shapes).
+// Whether LibraryDot, LibraryConvolution, LibraryGather or LibraryFft (cpu_fft.h) computes
+// `instr` (given operands of its operands' shapes).
 bool LibraryTakes(const Instruction& instr);
 
 // The dot `instr` of `lhs` and `rhs`, or std::nullopt when this path does not take it.
