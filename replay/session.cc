@@ -139,6 +139,11 @@ ReplaySession::ReplaySession(const Module& module, ReplayOptions options, Replay
 
 absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                                                 const ProgressFn& progress) {
+  // Freed large buffers are kept for reuse while the replay runs (its iterations and loop bodies
+  // allocate the same sizes again); they go back to the system when it ends.
+  struct ReleaseKeptBuffersAtEnd {
+    ~ReleaseKeptBuffersAtEnd() { ReleaseCachedLiteralStorage(); }
+  } release_kept_buffers_at_end;
   ReplayReport report;
   report.module_name = module_.name();
   report.platform = options_.platform;

@@ -1,7 +1,9 @@
 #include "core/ir/literal.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -15,9 +17,22 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 // Freed large buffers kept for reuse. A replay frees and allocates buffers of the same sizes run
 // after run; giving them back to the kernel would make every run fault and zero its pages again
-// (a 64 MiB result costs about as much to fault in as to compute). At most kCachedBytesLimit
-// bytes are kept; an allocation takes a kept buffer of exactly its rounded size.
-constexpr std::size_t kCachedBytesLimit = std::size_t{1} << 30;
+// (a 64 MiB result costs about as much to fault in as to compute, and far more on virtual
+// machines whose host backs pages lazily). At most CachedBytesLimit() bytes are kept: a quarter
+// of the machine's memory, between 1 GiB and 16 GiB, so that a loop body's working set (a
+// training step's logits are several 400 MB arrays) is reused from one iteration to the next.
+// An allocation takes a kept buffer of exactly its rounded size.
+std::size_t CachedBytesLimit() {
+  static const std::size_t limit = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page_size = sysconf(_SC_PAGESIZE);
+    const std::size_t gib = std::size_t{1} << 30;
+    if (pages <= 0 || page_size <= 0) return gib;
+    const std::size_t quarter = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size) / 4;
+    return std::min(std::max(quarter, gib), 16 * gib);
+  }();
+  return limit;
+}
 
 struct LargeBufferCache {
   std::mutex mu;
@@ -67,7 +82,7 @@ void FreeLiteralStorage(void* p, std::size_t bytes) noexcept {
   {
     LargeBufferCache& cache = Cache();
     std::lock_guard<std::mutex> lock(cache.mu);
-    if (cache.cached_bytes + rounded <= kCachedBytesLimit) {
+    if (cache.cached_bytes + rounded <= CachedBytesLimit()) {
       try {
         cache.free_buffers.emplace(rounded, p);
         cache.cached_bytes += rounded;

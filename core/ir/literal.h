@@ -19,8 +19,9 @@ namespace hlowb {
 
 // Storage for literal elements. Buffers of 4 MiB and more are aligned to 2 MiB and offered to
 // the kernel as transparent huge pages (a 64 MiB result then takes 32 page faults, not 16,384),
-// and when freed they are kept (up to 1 GiB in all) for the next allocation of the same rounded
-// size, so repeated runs reuse memory that is already mapped.
+// and when freed they are kept (up to a quarter of the machine's memory, 1 to 16 GiB) for the
+// next allocation of the same rounded size, so repeated runs and loop iterations reuse memory
+// that is already mapped.
 // Elements are default-initialised, so resize() leaves new bytes unset: Literal zero-fills
 // explicitly, and Literal::Uninitialized skips that for results that are written in full.
 void* AllocateLiteralStorage(std::size_t bytes);
