@@ -591,6 +591,17 @@ int64_t FusedSize(const Instruction& instr) {
   return 1;
 }
 
+// Whether reduce `r` folds its first operand's minor-most dimension (the last one when the
+// operand has no layout).
+bool ReducesMinorMostDimension(const Instruction& r) {
+  const Shape& in = r.operand(0)->shape();
+  if (!in.IsArray() || in.rank() == 0) return true;
+  int64_t minor = in.rank() - 1;
+  if (in.has_layout() && !in.layout().minor_to_major.empty()) minor = in.layout().minor_to_major[0];
+  const std::vector<int64_t>& dims = r.dimensions();
+  return std::find(dims.begin(), dims.end(), minor) != dims.end();
+}
+
 // Whether the cpu fusion pass ever takes `instr` into a loop fusion as a producer. Values it
 // never takes in (dots, convolutions, custom calls, control flow, existing fusions, ...) end a
 // producer's cone: a fused computation reads them as parameters.
@@ -704,6 +715,11 @@ class FusionRun {
     } else if (!CanBeLoopFusedCpu(producer)) {
       return false;
     }
+    // A reduction that keeps its operand's minor-most dimension (a column reduction) stays the
+    // root of its own fusion, where its kernel walks the operand in memory order and
+    // accumulates whole rows. Inside a consumer it would be computed one output element at a
+    // time, each a strided walk through the operand.
+    if (producer.opcode() == Opcode::kReduce && !ReducesMinorMostDimension(producer)) return false;
     if (consumer.opcode() == Opcode::kFusion) {
       return consumer.attrs_or_default().fusion_kind == FusionKind::kLoop &&
              IsArrayValue(consumer);

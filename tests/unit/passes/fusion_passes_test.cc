@@ -18,6 +18,7 @@
 #include "core/passes/multi_output_fusion.h"
 #include "core/support/strings.h"
 #include "core/text/parser.h"
+#include "core/text/printer.h"
 #include "gtest/gtest.h"
 #include "replay/data/fake_data.h"
 #include "replay/evaluator/evaluator.h"
@@ -211,6 +212,54 @@ ENTRY e {
   ROOT fusion = f32[8]{0} fusion(p0), kind=kLoop, calls=fused_computation
 }
 )");
+}
+
+// A reduction that keeps the minor-most dimension (a column reduction) takes its producers in
+// but is not taken into its consumer: there each output element would walk the operand with a
+// stride. A row reduction (the minor-most dimension folded) is taken in.
+TEST(InstructionFusionTest, CpuKeepsAColumnReductionOutOfItsConsumer) {
+  InstructionFusion pass("cpu");
+  bool changed = false;
+  std::unique_ptr<Module> m = testing::RunPass(pass, R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT add = f32[] add(a, b)
+}
+
+ENTRY e {
+  p0 = f32[6,4,8]{2,1,0} parameter(0)
+  square = f32[6,4,8]{2,1,0} multiply(p0, p0)
+  twice = f32[6,4,8]{2,1,0} add(p0, p0)
+  zero = f32[] constant(0)
+  columns = f32[8]{0} reduce(square, zero), dimensions={0,1}, to_apply=sum
+  rows = f32[6]{0} reduce(twice, zero), dimensions={1,2}, to_apply=sum
+  c1 = bf16[8]{0} convert(columns)
+  c2 = bf16[6]{0} convert(rows)
+  ROOT t = (bf16[8]{0}, bf16[6]{0}) tuple(c1, c2)
+}
+)", &changed);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(changed);
+  const Instruction* c1 = m->entry()->root()->operand(0);
+  const Instruction* c2 = m->entry()->root()->operand(1);
+  // The column reduction is the root of its own fusion (with its multiply), and the convert
+  // reads it.
+  EXPECT_EQ(c1->opcode(), Opcode::kConvert) << PrintInstruction(*c1);
+  const Instruction* columns = c1->operand(0);
+  ASSERT_EQ(columns->opcode(), Opcode::kFusion) << PrintInstruction(*columns);
+  EXPECT_EQ(columns->called_computations()[0]->root()->opcode(), Opcode::kReduce);
+  EXPECT_EQ(columns->called_computations()[0]->root()->dimensions(),
+            (std::vector<int64_t>{0, 1}));
+  // The row reduction went into its consumer's fusion.
+  ASSERT_EQ(c2->opcode(), Opcode::kFusion) << PrintInstruction(*c2);
+  bool row_reduce_inside = false;
+  for (const Instruction* h : c2->called_computations()[0]->instructions()) {
+    row_reduce_inside |= h->opcode() == Opcode::kReduce;
+  }
+  EXPECT_TRUE(row_reduce_inside) << PrintComputation(*c2->called_computations()[0]);
 }
 
 TEST(InstructionFusionTest, CpuDuplicatesCheapSharedProducer) {
