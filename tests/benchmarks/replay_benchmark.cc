@@ -140,25 +140,34 @@ struct Roofline {
   double bytes = 0;
 };
 
-// Roofline of one run of `computation`: its own instructions (a while loop's body is estimated
-// on its own, so the loop instruction moves nothing here).
+// Roofline of one instruction: its flops, and the bytes of its result and operands (nothing for
+// instructions that move no data, and a while loop's body is estimated on its own).
+Roofline EstimateInstruction(const Instruction& instr) {
+  Roofline r;
+  r.flops = Flops(instr);
+  switch (instr.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kBitcast:
+    case Opcode::kWhile:
+      return r;
+    default:
+      break;
+  }
+  r.bytes += static_cast<double>(Bytes(instr.shape()));
+  for (const Instruction* op : instr.operands()) r.bytes += static_cast<double>(Bytes(op->shape()));
+  return r;
+}
+
+// Roofline of one run of `computation`: the sum over its own instructions.
 Roofline EstimateComputation(const Computation& computation) {
   Roofline r;
   for (const Instruction* instr : computation.instructions()) {
-    r.flops += Flops(*instr);
-    switch (instr->opcode()) {
-      case Opcode::kParameter:
-      case Opcode::kConstant:
-      case Opcode::kTuple:
-      case Opcode::kGetTupleElement:
-      case Opcode::kBitcast:
-      case Opcode::kWhile:
-        continue;
-      default:
-        break;
-    }
-    r.bytes += static_cast<double>(Bytes(instr->shape()));
-    for (const Instruction* op : instr->operands()) r.bytes += static_cast<double>(Bytes(op->shape()));
+    const Roofline i = EstimateInstruction(*instr);
+    r.flops += i.flops;
+    r.bytes += i.bytes;
   }
   return r;
 }
@@ -535,8 +544,15 @@ void AttentionModelReport() {
   // When each step starts: the first event of the step's instructions with a new iteration.
   std::vector<double> ends;
   int64_t iteration = -1;
+  // Time per instruction and per opcode while the step runs (after its first iteration), to say
+  // where a step spends its time. Loops and calls are left out: their time is their bodies'.
+  std::map<const Instruction*, double> step_time;
   auto t0 = std::chrono::steady_clock::now();
   options.on_instruction = [&](const InstructionEvent& e) {
+    if (ends.size() >= 2 && e.instruction->opcode() != Opcode::kWhile &&
+        e.instruction->opcode() != Opcode::kCall && e.instruction->opcode() != Opcode::kConditional) {
+      step_time[e.instruction] += e.seconds;
+    }
     // Instructions slower than a second are named as they finish (what a step spends its time on).
     if (e.seconds > 1.0 && e.instruction->opcode() != Opcode::kWhile &&
         e.instruction->opcode() != Opcode::kCall) {
@@ -565,6 +581,47 @@ void AttentionModelReport() {
               "%.2f s: %.2fx roofline (goal <= 2x); first step started after %.2f s\n",
               step->name().c_str(), step_roof.flops / 1e9, per_step, step_roofline,
               per_step / step_roofline, ends.front());
+  // The breakdown covers steps 2..N (the events between the second and the last step start).
+  {
+    double total = 0;
+    std::map<std::string, double> by_kind;
+    std::vector<std::pair<double, const Instruction*>> slowest;
+    for (const auto& [h, secs] : step_time) {
+      total += secs;
+      std::string kind(OpcodeName(h->opcode()));
+      if (h->opcode() == Opcode::kFusion) {
+        kind = exe->IsCompiled(*h) ? "fusion (kernel)" : "fusion (interpreted)";
+      } else if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution ||
+                 h->opcode() == Opcode::kGather) {
+        kind += " (library)";
+      } else if (exe->IsCompiled(*h)) {
+        kind += " (kernel)";
+      }
+      by_kind[kind] += secs;
+      slowest.emplace_back(secs, h);
+    }
+    const double steps = static_cast<double>(ends.size() - 2 > 0 ? ends.size() - 2 : 1);
+    std::vector<std::pair<double, std::string>> kinds;
+    for (const auto& [k, secs] : by_kind) kinds.emplace_back(secs, k);
+    std::sort(kinds.rbegin(), kinds.rend());
+    std::printf("attention_model on cpu: where a step's %.2f s of instruction time goes (per step):",
+                total / steps);
+    for (size_t i = 0; i < kinds.size() && i < 12; ++i) {
+      std::printf("%s %s %.3f s", i == 0 ? "" : ",", kinds[i].second.c_str(), kinds[i].first / steps);
+    }
+    std::printf("\n");
+    std::sort(slowest.rbegin(), slowest.rend());
+    for (size_t i = 0; i < slowest.size() && i < 12; ++i) {
+      const Instruction* h = slowest[i].second;
+      const Roofline r = EstimateInstruction(*h);
+      std::printf("attention_model on cpu:   %s (%s, %s) %.3f s per step; roofline %.3f s\n",
+                  h->name().c_str(), std::string(OpcodeName(h->opcode())).c_str(),
+                  h->shape().IsTuple() ? StrCat(h->shape().tuple_count(), "-element tuple").c_str()
+                                       : PrintShape(h->shape(), false).c_str(),
+                  slowest[i].first / steps,
+                  r.flops / g_flops_per_second + r.bytes / g_bytes_per_second);
+    }
+  }
   std::printf("attention_model: one whole replay runs that step %.0f times: %.1f TFLOP, roofline "
               "%.0f s at this run's sgemm and memcpy rates; extrapolated on cpu %.0f s. The issue's "
               "20 s goal for a whole replay is %.0fx below the roofline on this machine.\n",

@@ -15,6 +15,7 @@
 #include "core/passes/hlo_edit.h"
 #include "core/passes/pipelines.h"
 #include "core/support/strings.h"
+#include "replay/backends/cpu/cpu_fft.h"
 #include "replay/backends/cpu/cpu_library_calls.h"
 #include "replay/backends/kernel_io.h"
 #include "replay/codegen/cpu_jit.h"
@@ -220,6 +221,9 @@ CpuExecutable::CpuExecutable() : impl_(std::make_unique<Impl>()) {}
 CpuExecutable::~CpuExecutable() = default;
 const Module& CpuExecutable::module() const { return *impl_->module; }
 const CpuCompileStats& CpuExecutable::stats() const { return impl_->stats; }
+bool CpuExecutable::IsCompiled(const Instruction& instr) const {
+  return impl_->kernels.count(&instr) > 0;
+}
 const std::vector<std::pair<std::string, std::string>>& CpuExecutable::not_compiled() const {
   return impl_->not_compiled;
 }
@@ -363,6 +367,16 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
   return [impl, elided_constant, constant_cache, own_cache, parallel_for](
              const Instruction& instr,
              const std::vector<const Literal*>& ops) -> std::optional<absl::StatusOr<Literal>> {
+    if (instr.opcode() == Opcode::kFft) {
+      if (ops.size() != 1) return std::nullopt;
+      try {
+        return cpu::LibraryFft(instr, *ops[0], parallel_for);
+      } catch (const std::bad_alloc&) {
+        // The double-precision copy of the data a transform works on is not in the memory budget.
+        return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
+            StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (fft)")));
+      }
+    }
     if (instr.opcode() == Opcode::kDot || instr.opcode() == Opcode::kConvolution ||
         instr.opcode() == Opcode::kGather) {
       if (ops.size() != 2) return std::nullopt;

@@ -2,12 +2,13 @@
 // compiler's cpu pipeline (core/passes: simplification, fusion, layout, copy insertion,
 // scheduling), then hands every loop and reduction fusion and every elementwise,
 // data-movement and reduce instruction to the LLVM code generator (replay/codegen); f32, bf16
-// and f16 dots and convolutions are library calls into OpenBLAS, and gathers are row copies
-// (cpu_library_calls.h). Running walks the optimised module with the reference evaluator's
-// driver, which asks the compiled kernels and library calls first: kernels run on a thread pool
-// straight from the operands' buffers, and what the generator and the library calls refused
-// (scatter, sort, fft, rng, custom calls, collectives, control flow, and the forms of gather,
-// dot and convolution the calls do not take) is computed by the interpreter for that
+// and f16 dots and convolutions are library calls into OpenBLAS, gathers are row copies
+// (cpu_library_calls.h), and ffts run through Eigen's FFT (cpu_fft.h). Running walks the
+// optimised module with the reference evaluator's driver, which asks the compiled kernels and
+// library calls first: kernels run on a thread pool straight from the operands' buffers, and
+// what the generator and the library calls refused (scatter, sort, custom calls, collectives,
+// control flow, and the forms of gather, dot, convolution and fft the calls do not take; rng
+// is expanded into kernels by the pipeline) is computed by the interpreter for that
 // instruction, so a module always runs and never gives an answer the interpreter would not.
 // The summary says which instructions were not compiled and why.
 //
@@ -18,7 +19,9 @@
 // |------------------|------------------------------------------------|-------------------------|
 // | pred, s*, u*     | exact                                          | same semantics          |
 // | f64, f32         | 1e-5 / 1e-5 (f64: 1e-9 / 1e-9)                 | fused code keeps values |
-// |                  |                                                | in registers; libm same |
+// |                  |                                                | in registers; vector    |
+// |                  |                                                | math; sums and products |
+// |                  |                                                | reduced in vector lanes |
 // | f16, bf16, f8*   | one unit in the last place of the type         | rounded per instruction |
 // |                  | (f16 2^-10, bf16 2^-7 relative)                | like the interpreter    |
 #ifndef HLOWB_REPLAY_BACKENDS_CPU_CPU_BACKEND_H_
@@ -72,7 +75,7 @@ struct CpuCompileStats {
   double codegen_seconds = 0;
   double total_seconds = 0;
   int64_t kernels = 0;
-  int64_t library_calls = 0;  // dots, convolutions (OpenBLAS) and gathers (row copies)
+  int64_t library_calls = 0;  // dots, convolutions (OpenBLAS), gathers (row copies), ffts (Eigen)
   int64_t interpreted = 0;    // instructions the interpreter computes (control flow excluded)
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
@@ -108,6 +111,8 @@ class CpuExecutable {
   // "312 kernels; 40 instructions on the interpreter (dot 12, gather 8, ...); compiled in 1.2 s
   // (passes 0.3 s, LLVM 0.9 s; cache 3 hits, 0 misses)".
   std::string Summary() const;
+  // Whether `instr` (an instruction of module()) runs as a compiled kernel.
+  bool IsCompiled(const Instruction& instr) const;
   // Reasons, per instruction name, for what was not compiled.
   const std::vector<std::pair<std::string, std::string>>& not_compiled() const;
 
