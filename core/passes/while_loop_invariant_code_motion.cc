@@ -157,6 +157,7 @@ class Hoister {
       for (const Instruction* pred : i->control_predecessors()) ordered.insert(pred);
     }
     absl::flat_hash_set<const Instruction*> invariant;
+    absl::flat_hash_set<const Instruction*> constant_derived;
     std::vector<Instruction*> hoisted;  // in post order
     absl::flat_hash_set<const Instruction*> hoisted_set;
     const std::vector<Instruction*> order = PostOrder(*body);
@@ -180,6 +181,20 @@ class Hoister {
       }
       if (!all_invariant) continue;
       invariant.insert(instr);
+      // Values computed from constants alone (a converted or reshaped constant) stay where they
+      // are: constant folding turns them into constants the body's fusions and simplifications
+      // can see, while a hoisted one becomes an opaque loop-state element.
+      bool from_constants = instr->opcode() == Opcode::kConstant;
+      if (!from_constants && instr->operand_count() > 0) {
+        from_constants = true;
+        for (const Instruction* op : instr->operands()) {
+          from_constants &= constant_derived.contains(op);
+        }
+      }
+      if (from_constants) {
+        constant_derived.insert(instr);
+        continue;
+      }
       if (NotWorthHoistingAlone(*instr) || instr->shape().IsTuple()) continue;
       if (body_editor.user_count(instr) == 0) continue;
       if (!context_.ConsumeFuel(pass_name_)) break;

@@ -641,6 +641,43 @@ ENTRY e {
 )");
 }
 
+// A value computed from constants alone (here bf16 3 converted to f32 for a power, as float
+// normalisation leaves it) is not hoisted: folded in place it is a constant the body's
+// simplifications and fusions see; hoisted it would be an opaque loop-state element.
+TEST(WhileLoopInvariantCodeMotion, DoesNotHoistValuesComputedFromConstantsAlone) {
+  WhileLoopInvariantCodeMotion pass;
+  ExpectNoChange(pass, R"(
+HloModule m
+
+cond {
+  c.p = (s32[], f32[4]) parameter(0)
+  c.i = s32[] get-tuple-element(c.p), index=0
+  c.n = s32[] constant(3)
+  ROOT c.lt = pred[] compare(c.i, c.n), direction=LT
+}
+
+body {
+  b.p = (s32[], f32[4]) parameter(0)
+  b.i = s32[] get-tuple-element(b.p), index=0
+  b.one = s32[] constant(1)
+  b.next = s32[] add(b.i, b.one)
+  b.three = bf16[] constant(3)
+  b.three.f = f32[] convert(b.three)
+  b.e = f32[4] broadcast(b.three.f), dimensions={}
+  b.acc = f32[4] get-tuple-element(b.p), index=1
+  b.pow = f32[4] power(b.acc, b.e)
+  ROOT b.t = (s32[], f32[4]) tuple(b.next, b.pow)
+}
+
+ENTRY e {
+  a0 = f32[4] parameter(0)
+  i0 = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(i0, a0)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)");
+}
+
 TEST(WhileLoopInvariantCodeMotion, HoistsThroughCheapOperandsAndKeepsRootShape) {
   // multiply(broadcast(s), broadcast(s)) is hoisted with a copy of the broadcast; the loop is
   // the entry root, so the root becomes the old-shaped prefix of the longer state.
