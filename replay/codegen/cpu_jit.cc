@@ -11,6 +11,8 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
+#include <functional>
 
 #include "core/support/strings.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -37,6 +39,50 @@ namespace {
 
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The functions that make up kernel `name` in `m`: its entry point and the functions named
+// after it (its body).
+std::vector<llvm::Function*> KernelFunctions(llvm::Module& m, const std::string& name) {
+  std::vector<llvm::Function*> out;
+  const std::string prefix = name + ".";
+  for (llvm::Function& f : m) {
+    if (f.isDeclaration()) continue;
+    const llvm::StringRef n = f.getName();
+    if (n == name || n.startswith(prefix)) out.push_back(&f);
+  }
+  std::sort(out.begin(), out.end(),
+            [](llvm::Function* a, llvm::Function* b) { return a->getName() < b->getName(); });
+  return out;
+}
+
+// Kernel `name`'s IR with its own name replaced, so that two kernels compute the same thing
+// exactly when their texts are equal (calls to helpers and math functions keep their names).
+std::string KernelCode(llvm::Module& m, const std::string& name) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (llvm::Function* f : KernelFunctions(m, name)) f->print(os);
+  os.flush();
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0;;) {
+    const size_t hit = text.find(name, at);
+    if (hit == std::string::npos) {
+      out.append(text, at, std::string::npos);
+      break;
+    }
+    out.append(text, at, hit - at);
+    out += "@K";
+    at = hit + name.size();
+  }
+  return out;
+}
+
+// Removes kernel `name`'s functions from `m` (another kernel's code runs for it).
+void DropKernel(llvm::Module* m, const std::string& name) {
+  std::vector<llvm::Function*> fns = KernelFunctions(*m, name);
+  for (llvm::Function* f : fns) f->dropAllReferences();
+  for (llvm::Function* f : fns) f->eraseFromParent();
 }
 
 void InitializeLlvm() {
@@ -226,6 +272,8 @@ absl::StatusOr<std::unique_ptr<CpuJit>> CpuJit::Create(const JitOptions& options
   add("hlowb_narrow_to_f64", &hlowb_narrow_to_f64);
   add("hlowb_f64_to_narrow", &hlowb_f64_to_narrow);
   add("hlowb_round_through", &hlowb_round_through);
+  add("hlowb_complex64", &hlowb_complex64);
+  add("hlowb_complex128", &hlowb_complex128);
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(helpers)))) {
     return absl::InternalError(StrCat("LLVM ORC: ", ErrorText(std::move(e))));
   }
@@ -242,7 +290,13 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
   const int per_module = std::max(1, opt.kernels_per_module);
   const int chunks = static_cast<int>((instructions.size() + per_module - 1) / per_module);
   struct Chunk {
+    std::unique_ptr<llvm::LLVMContext> ctx;
+    std::unique_ptr<llvm::Module> module;
     std::vector<EmittedKernel> kernels;
+    // Per kernel: its code with its own names taken out, and the kernel whose code it runs when
+    // another kernel's code is the same (empty: its own).
+    std::vector<std::string> code;
+    std::vector<std::string> runs;
     std::vector<RefusedInstruction> refused;
     std::string object;
     absl::Status status;
@@ -255,111 +309,161 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
   impl.chunk_counter += chunks;
   const bool dumping = !opt.dump_dir.empty();
   const std::string salt = impl.cache_salt;
-  std::atomic<int> next{0};
-  auto worker = [&]() {
-    absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = absl::UnknownError("");
-    {
-      llvm::Expected<std::unique_ptr<llvm::TargetMachine>> t = impl.jtmb->createTargetMachine();
-      if (!t) {
-        tm = absl::InternalError(StrCat("LLVM: ", ErrorText(t.takeError())));
-      } else {
-        tm = std::move(*t);
-      }
-    }
-    for (int c = next++; c < chunks; c = next++) {
-      Chunk& chunk = results[c];
-      if (!tm.ok()) {
-        chunk.status = tm.status();
-        continue;
-      }
-      if (opt.cancel != nullptr && opt.cancel->IsCancelled()) {
-        chunk.status = absl::CancelledError("compilation cancelled");
-        continue;
-      }
-      auto t0 = std::chrono::steady_clock::now();
-      llvm::LLVMContext ctx;
-      auto module = std::make_unique<llvm::Module>(StrCat("hlowb_chunk", chunk_base + c), ctx);
-      module->setDataLayout((*tm)->createDataLayout());
-      module->setTargetTriple((*tm)->getTargetTriple().str());
-      const size_t first = static_cast<size_t>(c) * per_module;
-      const size_t last = std::min(instructions.size(), first + per_module);
-      std::vector<const Instruction*> part(instructions.begin() + first, instructions.begin() + last);
-      chunk.status = EmitKernels(module.get(), part, static_cast<int>(first), &chunk.kernels,
-                                 &chunk.refused);
-      chunk.emit_seconds = Since(t0);
-      if (!chunk.status.ok() || chunk.kernels.empty()) continue;
-      auto t1 = std::chrono::steady_clock::now();
-      const std::string text = ModuleText(*module);
-      std::string key = StrCat(salt, text);
-      char hex[40];
-      std::snprintf(hex, sizeof hex, "%016llx%016llx",
-                    static_cast<unsigned long long>(llvm::xxHash64(key)),
-                    static_cast<unsigned long long>(llvm::xxHash64(StrCat(key, "#2"))));
-      const std::string cache_path =
-          opt.cache_dir.empty() ? std::string() : StrCat(opt.cache_dir, "/", hex, ".o");
-      if (!cache_path.empty() && !dumping) {
-        std::optional<std::string> obj = ReadCacheEntry(cache_path, &chunk.corrupt);
-        if (obj) {
-          chunk.object = std::move(*obj);
-          chunk.cache_hit = true;
-          chunk.codegen_seconds = Since(t1);
-          continue;
-        }
-      }
-      const std::string dump_base =
-          c == 0 ? StrCat(opt.dump_dir, "/", opt.dump_prefix)
-                 : StrCat(opt.dump_dir, "/", opt.dump_prefix, ".", c);
-      if (dumping) {
-        for (const char* ext : {".ir-no-opt.ll", ".ir-with-opt.ll", ".s"}) {
-          chunk.dump_files.push_back(StrCat(dump_base, ext));
-        }
-        if (absl::Status st = WriteText(StrCat(dump_base, ".ir-no-opt.ll"), text); !st.ok()) {
-          chunk.status = st;
-          continue;
-        }
-      }
-      Optimize(module.get(), tm->get(), opt.opt_level);
-      if (dumping) {
-        if (absl::Status st = WriteText(StrCat(dump_base, ".ir-with-opt.ll"), ModuleText(*module));
-            !st.ok()) {
-          chunk.status = st;
-          continue;
-        }
-        absl::StatusOr<std::string> asm_text =
-            Codegen(module.get(), tm->get(), llvm::CGFT_AssemblyFile);
-        if (!asm_text.ok()) {
-          chunk.status = asm_text.status();
-          continue;
-        }
-        if (absl::Status st = WriteText(StrCat(dump_base, ".s"), *asm_text); !st.ok()) {
-          chunk.status = st;
-          continue;
-        }
-      }
-      absl::StatusOr<std::string> obj = Codegen(module.get(), tm->get(), llvm::CGFT_ObjectFile);
-      if (!obj.ok()) {
-        chunk.status = obj.status();
-        continue;
-      }
-      chunk.object = std::move(*obj);
-      chunk.codegen_seconds = Since(t1);
-      if (!cache_path.empty()) WriteCacheEntry(opt.cache_dir, cache_path, chunk.object);
-    }
-  };
   int threads = opt.compile_threads > 0 ? opt.compile_threads
                                         : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::max(1, std::min(threads, chunks));
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int k = 0; k < threads; ++k) pool.emplace_back(worker);
-    for (std::thread& t : pool) t.join();
+  // Runs body(chunk, target machine) over every chunk on `threads` threads, one TargetMachine
+  // per thread.
+  auto for_each_chunk = [&](const std::function<void(Chunk&, int, llvm::TargetMachine*)>& body) {
+    std::atomic<int> next{0};
+    auto worker = [&]() {
+      llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = impl.jtmb->createTargetMachine();
+      for (int c = next++; c < chunks; c = next++) {
+        Chunk& chunk = results[c];
+        if (!chunk.status.ok()) continue;
+        if (!tm) {
+          chunk.status = absl::InternalError(StrCat("LLVM: ", ErrorText(tm.takeError())));
+          continue;
+        }
+        if (opt.cancel != nullptr && opt.cancel->IsCancelled()) {
+          chunk.status = absl::CancelledError("compilation cancelled");
+          continue;
+        }
+        body(chunk, c, tm->get());
+      }
+      if (!tm) llvm::consumeError(tm.takeError());
+    };
+    if (threads <= 1) {
+      worker();
+    } else {
+      std::vector<std::thread> pool;
+      for (int k = 0; k < threads; ++k) pool.emplace_back(worker);
+      for (std::thread& t : pool) t.join();
+    }
+  };
+
+  // 1. Emit every chunk, and note each kernel's code without its names.
+  for_each_chunk([&](Chunk& chunk, int c, llvm::TargetMachine* tm) {
+    auto t0 = std::chrono::steady_clock::now();
+    chunk.ctx = std::make_unique<llvm::LLVMContext>();
+    chunk.module = std::make_unique<llvm::Module>(StrCat("hlowb_chunk", chunk_base + c), *chunk.ctx);
+    chunk.module->setDataLayout(tm->createDataLayout());
+    chunk.module->setTargetTriple(tm->getTargetTriple().str());
+    const size_t first = static_cast<size_t>(c) * per_module;
+    const size_t last = std::min(instructions.size(), first + per_module);
+    std::vector<const Instruction*> part(instructions.begin() + first, instructions.begin() + last);
+    chunk.status = EmitKernels(chunk.module.get(), part, static_cast<int>(first), &chunk.kernels,
+                               &chunk.refused);
+    if (chunk.status.ok()) {
+      for (const EmittedKernel& k : chunk.kernels) {
+        chunk.code.push_back(KernelCode(*chunk.module, k.info.function_name));
+      }
+      chunk.runs.assign(chunk.kernels.size(), std::string());
+    }
+    chunk.emit_seconds = Since(t0);
+  });
+  // 2. Kernels whose code is another's run that one's: layers repeated in a model give the same
+  // fusions again and again, and each distinct kernel is optimised and compiled once.
+  {
+    std::unordered_map<std::string_view, const std::string*> first_with_code;
+    for (Chunk& chunk : results) {
+      if (!chunk.status.ok()) continue;
+      for (size_t k = 0; k < chunk.kernels.size(); ++k) {
+        auto [it, inserted] =
+            first_with_code.emplace(chunk.code[k], &chunk.kernels[k].info.function_name);
+        if (!inserted) {
+          chunk.runs[k] = *it->second;
+          ++impl.stats.shared_kernels;
+        }
+      }
+    }
   }
+  // 3. Drop the repeated kernels' functions, then optimise, compile and cache what is left.
+  for_each_chunk([&](Chunk& chunk, int c, llvm::TargetMachine* tm) {
+    chunk.code.clear();
+    bool own_code = false;
+    for (size_t k = 0; k < chunk.kernels.size(); ++k) {
+      if (chunk.runs[k].empty()) {
+        own_code = true;
+        continue;
+      }
+      DropKernel(chunk.module.get(), chunk.kernels[k].info.function_name);
+    }
+    if (!own_code) {
+      chunk.module.reset();
+      chunk.ctx.reset();
+      return;
+    }
+    llvm::Module* module = chunk.module.get();
+    auto t1 = std::chrono::steady_clock::now();
+    const std::string text = ModuleText(*module);
+    std::string key = StrCat(salt, text);
+    char hex[40];
+    std::snprintf(hex, sizeof hex, "%016llx%016llx",
+                  static_cast<unsigned long long>(llvm::xxHash64(key)),
+                  static_cast<unsigned long long>(llvm::xxHash64(StrCat(key, "#2"))));
+    const std::string cache_path =
+        opt.cache_dir.empty() ? std::string() : StrCat(opt.cache_dir, "/", hex, ".o");
+    auto finish = [&] {
+      chunk.module.reset();
+      chunk.ctx.reset();
+    };
+    if (!cache_path.empty() && !dumping) {
+      std::optional<std::string> obj = ReadCacheEntry(cache_path, &chunk.corrupt);
+      if (obj) {
+        chunk.object = std::move(*obj);
+        chunk.cache_hit = true;
+        chunk.codegen_seconds = Since(t1);
+        finish();
+        return;
+      }
+    }
+    const std::string dump_base =
+        c == 0 ? StrCat(opt.dump_dir, "/", opt.dump_prefix)
+               : StrCat(opt.dump_dir, "/", opt.dump_prefix, ".", c);
+    if (dumping) {
+      for (const char* ext : {".ir-no-opt.ll", ".ir-with-opt.ll", ".s"}) {
+        chunk.dump_files.push_back(StrCat(dump_base, ext));
+      }
+      if (absl::Status st = WriteText(StrCat(dump_base, ".ir-no-opt.ll"), text); !st.ok()) {
+        chunk.status = st;
+        finish();
+        return;
+      }
+    }
+    Optimize(module, tm, opt.opt_level);
+    if (dumping) {
+      if (absl::Status st = WriteText(StrCat(dump_base, ".ir-with-opt.ll"), ModuleText(*module));
+          !st.ok()) {
+        chunk.status = st;
+        finish();
+        return;
+      }
+      absl::StatusOr<std::string> asm_text = Codegen(module, tm, llvm::CGFT_AssemblyFile);
+      if (!asm_text.ok()) {
+        chunk.status = asm_text.status();
+        finish();
+        return;
+      }
+      if (absl::Status st = WriteText(StrCat(dump_base, ".s"), *asm_text); !st.ok()) {
+        chunk.status = st;
+        finish();
+        return;
+      }
+    }
+    absl::StatusOr<std::string> obj = Codegen(module, tm, llvm::CGFT_ObjectFile);
+    finish();
+    if (!obj.ok()) {
+      chunk.status = obj.status();
+      return;
+    }
+    chunk.object = std::move(*obj);
+    chunk.codegen_seconds = Since(t1);
+    if (!cache_path.empty()) WriteCacheEntry(opt.cache_dir, cache_path, chunk.object);
+  });
 
   // Link, in chunk order, and look the entry points up.
   auto link_start = std::chrono::steady_clock::now();
-  std::vector<KernelInfo> out;
   for (int c = 0; c < chunks; ++c) {
     Chunk& chunk = results[c];
     if (!chunk.status.ok()) return chunk.status;
@@ -367,7 +471,7 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
     impl.stats.optimize_and_codegen_seconds += chunk.codegen_seconds;
     for (RefusedInstruction& r : chunk.refused) refused->push_back(std::move(r));
     for (std::string& f : chunk.dump_files) impl.stats.dump_files.push_back(std::move(f));
-    if (chunk.kernels.empty()) continue;
+    if (chunk.object.empty()) continue;
     ++impl.stats.modules;
     if (chunk.corrupt) ++impl.stats.corrupt_cache_entries;
     (chunk.cache_hit ? impl.stats.cache_hits : impl.stats.cache_misses)++;
@@ -376,16 +480,77 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
     if (llvm::Error e = impl.jit->addObjectFile(std::move(buffer))) {
       return absl::InternalError(StrCat("LLVM ORC cannot add a kernel object: ", ErrorText(std::move(e))));
     }
-    for (EmittedKernel& k : chunk.kernels) {
-      llvm::Expected<llvm::orc::ExecutorAddr> addr = impl.jit->lookup(k.info.function_name);
+  }
+  std::vector<KernelInfo> out;
+  for (Chunk& chunk : results) {
+    for (size_t k = 0; k < chunk.kernels.size(); ++k) {
+      EmittedKernel& kernel = chunk.kernels[k];
+      const std::string& name = chunk.runs[k].empty() ? kernel.info.function_name : chunk.runs[k];
+      llvm::Expected<llvm::orc::ExecutorAddr> addr = impl.jit->lookup(name);
       if (!addr) {
-        return absl::InternalError(StrCat("LLVM ORC cannot find kernel ", k.info.function_name,
-                                          ": ", ErrorText(addr.takeError())));
+        return absl::InternalError(StrCat("LLVM ORC cannot find kernel ", name, ": ",
+                                          ErrorText(addr.takeError())));
       }
-      k.info.fn = addr->toPtr<KernelFn>();
-      out.push_back(std::move(k.info));
+      kernel.info.fn = addr->toPtr<KernelFn>();
+      out.push_back(std::move(kernel.info));
       ++impl.stats.kernels;
     }
+  }
+  impl.stats.link_seconds += Since(link_start);
+  impl.stats.total_seconds += Since(start);
+  return out;
+}
+
+absl::StatusOr<std::vector<ScalarFn>> CpuJit::CompileScalarFunctions(
+    const std::vector<const Computation*>& computations, std::vector<std::string>* refused) {
+  Impl& impl = *impl_;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<ScalarFn> out(computations.size(), nullptr);
+  refused->assign(computations.size(), std::string());
+  if (computations.empty()) return out;
+  if (impl.options.cancel != nullptr && impl.options.cancel->IsCancelled()) {
+    return absl::CancelledError("compilation cancelled");
+  }
+  // One small module on this thread: comparators and combiners are a handful of instructions.
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = impl.jtmb->createTargetMachine();
+  if (!tm) return absl::InternalError(StrCat("LLVM: ", ErrorText(tm.takeError())));
+  const int64_t chunk = impl.chunk_counter++;
+  llvm::LLVMContext ctx;
+  auto module = std::make_unique<llvm::Module>(StrCat("hlowb_scalar", chunk), ctx);
+  module->setDataLayout((*tm)->createDataLayout());
+  module->setTargetTriple((*tm)->getTargetTriple().str());
+  std::vector<std::string> names;
+  auto t0 = std::chrono::steady_clock::now();
+  if (absl::Status st = EmitScalarFunctions(module.get(), computations,
+                                            StrCat("hlowb_s", chunk, "_"), &names, refused);
+      !st.ok()) {
+    return st;
+  }
+  impl.stats.emit_seconds += Since(t0);
+  if (std::all_of(names.begin(), names.end(), [](const std::string& n) { return n.empty(); })) {
+    return out;
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  Optimize(module.get(), tm->get(), impl.options.opt_level);
+  absl::StatusOr<std::string> obj = Codegen(module.get(), tm->get(), llvm::CGFT_ObjectFile);
+  module.reset();
+  if (!obj.ok()) return obj.status();
+  impl.stats.optimize_and_codegen_seconds += Since(t1);
+  auto link_start = std::chrono::steady_clock::now();
+  ++impl.stats.modules;
+  if (llvm::Error e = impl.jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+          *obj, StrCat("hlowb_scalar", chunk, ".o")))) {
+    return absl::InternalError(
+        StrCat("LLVM ORC cannot add a scalar function object: ", ErrorText(std::move(e))));
+  }
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].empty()) continue;
+    llvm::Expected<llvm::orc::ExecutorAddr> addr = impl.jit->lookup(names[k]);
+    if (!addr) {
+      return absl::InternalError(StrCat("LLVM ORC cannot find scalar function ", names[k], ": ",
+                                        ErrorText(addr.takeError())));
+    }
+    out[k] = addr->toPtr<ScalarFn>();
   }
   impl.stats.link_seconds += Since(link_start);
   impl.stats.total_seconds += Since(start);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/ir/computation.h"
 #include "core/ir/instruction.h"
 #include "core/support/cancel.h"
 
@@ -28,6 +29,13 @@ namespace hlowb::codegen {
 // tuple-shaped result, in order). The kernel computes the linear output elements [begin, end)
 // of its iteration space (KernelInfo::iteration_count); disjoint ranges may run in parallel.
 using KernelFn = void (*)(void* const* buffers, int64_t begin, int64_t end);
+
+// A compiled scalar computation with P parameters and R results (the leaves of a tuple root, in
+// order): args[0..P) point to the parameters' values and args[P..P+R) to where the results go,
+// one element each in Literal's storage format (pred a byte, narrow floats their bits, sub-byte
+// integers a byte, complex values {re, im}). Every parameter is read before any result is
+// written, so a result may overwrite a parameter. Safe to call from several threads at once.
+using ScalarFn = void (*)(void* const* args);
 
 struct KernelInfo {
   const Instruction* instruction = nullptr;
@@ -70,6 +78,9 @@ struct JitStats {
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
   int64_t corrupt_cache_entries = 0;  // unreadable or failing their checksum; rebuilt
+  // Kernels whose code is the same as an earlier kernel's (repeated layers of a model): they run
+  // that kernel's compiled code, and only the distinct kernels are optimised and compiled.
+  int64_t shared_kernels = 0;
   double emit_seconds = 0;
   double optimize_and_codegen_seconds = 0;  // summed over compile threads
   double link_seconds = 0;
@@ -96,6 +107,13 @@ class CpuJit {
   // point. Errors: LLVM failing to compile or link what it was given, Cancelled.
   absl::StatusOr<std::vector<KernelInfo>> Compile(
       const std::vector<const Instruction*>& instructions, std::vector<RefusedInstruction>* refused);
+
+  // Compiles scalar computations (sort comparators, scatter combiners: scalar parameters, a
+  // scalar or a tuple of scalars as the result) into ScalarFns. The result has one entry per
+  // computation, null for those the emitter refuses, whose reason is at the same position in
+  // `refused` (empty for the others). Errors: LLVM failing to compile or link, Cancelled.
+  absl::StatusOr<std::vector<ScalarFn>> CompileScalarFunctions(
+      const std::vector<const Computation*>& computations, std::vector<std::string>* refused);
 
   const JitStats& stats() const;
 
@@ -128,6 +146,13 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
                          int first_index, std::vector<EmittedKernel>* emitted,
                          std::vector<RefusedInstruction>* refused, int elements_per_call = 0,
                          int64_t element_stride = 1);
+
+// Internal: emits `void <name_prefix>K(ptr args)` for each accepted computation K into
+// `llvm_module`; `names` gets each function's name (empty when refused) and `refused` the reasons.
+absl::Status EmitScalarFunctions(void* llvm_module,
+                                 const std::vector<const Computation*>& computations,
+                                 const std::string& name_prefix, std::vector<std::string>* names,
+                                 std::vector<std::string>* refused);
 
 }  // namespace hlowb::codegen
 

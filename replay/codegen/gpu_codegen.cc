@@ -376,7 +376,11 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     }
     if (!missing.empty()) {
       std::string why =
-          missing.rfind("hlowb_", 0) == 0
+          missing.rfind("hlowb_complex", 0) == 0
+              ? StrCat("needs the host's complex function helper ", missing,
+                       " (complex divide, power, sign and transcendental functions), which has "
+                       "no GPU version")
+          : missing.rfind("hlowb_", 0) == 0
               ? StrCat("needs the host's narrow-float conversion ", missing,
                        ", which has no GPU version")
               : missing.rfind("__nv_", 0) == 0

@@ -9,12 +9,21 @@
 // Element types: pred (i1 in registers, a byte in memory), s8–s64, u8–u64, f32 and f64 natively;
 // every narrow float (f16, bf16, the f8 variants) is computed in f64 and rounded to its type
 // after each instruction through the runtime's exact converters (runtime_support.cc), which is
-// what the interpreter does. Sub-byte integers and complex types are refused.
+// what the interpreter does. Sub-byte integers (s1/s2/s4, u1/u2/u4) take a byte each, as the
+// interpreter stores them (sign-extended for signed types, zero-extended for unsigned), compute
+// in that byte with 8-bit semantics and are wrapped back to their width after each instruction
+// (the interpreter's NormalizeSubByte); no odd-width LLVM integer is ever made. Complex values
+// are {re, im} pairs of f32 (c64) or f64 (c128), interleaved in memory: add, subtract,
+// multiply (C's Annex G rules, what std::complex compiles to), abs (hypot), real, imag,
+// complex, converts and EQ/NE compares are inline; divide, power, sign and the transcendental
+// functions call the runtime's std::complex helpers (so on the GPU, which has no helpers, those
+// kernels are refused); other complex opcodes are refused.
 //
 // Semantics follow replay/evaluator/semantics.h (integer division by zero, shifts past the
 // width, NaN-propagating min/max, saturating float-to-int converts, total-order compares);
 // transcendental functions call the C library's, as the interpreter does.
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstring>
 #include <functional>
@@ -47,9 +56,11 @@ bool IsNarrowFloat(PrimitiveType t) {
 // the interpreter gets by computing in f64; and the conversions are a few vector instructions.
 bool IsF32Narrow(PrimitiveType t) { return t == PrimitiveType::kBF16 || t == PrimitiveType::kF16; }
 
+bool IsSubByte(PrimitiveType t) { return IsIntegral(t) && BitWidth(t) < 8; }
+
 bool Supported(PrimitiveType t) {
   if (t == PrimitiveType::kPred || t == PrimitiveType::kF32 || t == PrimitiveType::kF64) return true;
-  if (IsIntegral(t)) return BitWidth(t) >= 8;
+  if (IsIntegral(t) || IsComplex(t)) return true;
   if (IsNarrowFloat(t)) return ByteWidth(t) <= 2;
   return false;
 }
@@ -75,16 +86,23 @@ class Emitter {
         elements_per_call_(elements_per_call), element_stride_(element_stride) {}
 
   absl::StatusOr<KernelInfo> EmitKernel(const Instruction& instr, const std::string& name);
+  // `void name(ptr args)` computing the scalar computation `c` (see EmitScalarFunctions).
+  absl::Status EmitScalarFunction(const Computation& c, const std::string& name);
 
  private:
   // Types.
   llvm::Type* I64() { return b_.getInt64Ty(); }
   llvm::Type* ComputeType(PrimitiveType t) {
     if (t == PrimitiveType::kPred) return b_.getInt1Ty();
-    if (IsIntegral(t)) return b_.getIntNTy(BitWidth(t));
+    if (IsIntegral(t)) return b_.getIntNTy(std::max(8, BitWidth(t)));  // sub-byte: their byte
+    if (IsComplex(t)) {
+      llvm::Type* part = ComputeType(ComplexComponentType(t));
+      return llvm::StructType::get(ctx_, {part, part});
+    }
     if (t == PrimitiveType::kF32 || IsF32Narrow(t)) return b_.getFloatTy();
     return b_.getDoubleTy();  // f64 and the f8 types
   }
+  // Complex pairs are stored as computed: {re, im} has the interleaved layout of a literal.
   llvm::Type* StorageType(PrimitiveType t) {
     if (t == PrimitiveType::kPred) return b_.getInt8Ty();
     if (IsNarrowFloat(t)) return b_.getIntNTy(8 * ByteWidth(t));
@@ -111,6 +129,8 @@ class Emitter {
   absl::StatusOr<std::vector<Value*>> CallScalar(const Computation& c,
                                                  const std::vector<Value*>& args);
   absl::StatusOr<Value*> Load(const Instruction& h, int buffer, const Index& idx);
+  // A value loaded with StorageType(t) as the compute value.
+  Value* FromStorage(PrimitiveType t, Value* raw);
   Value* Store(PrimitiveType t, Value* v, Value* ptr, Value* linear);
   absl::StatusOr<Value*> ConstantElem(const Instruction& h);
   absl::StatusOr<Value*> Unary(const Instruction& h, PrimitiveType t, Value* x);
@@ -120,6 +140,21 @@ class Emitter {
   absl::StatusOr<Value*> Convert(const Instruction& h, PrimitiveType from, PrimitiveType to,
                                  Value* x);
   Value* RoundNarrow(PrimitiveType t, Value* v);
+  // A sub-byte integer computed in its byte, wrapped to its width in the stored form: the
+  // low BitWidth(t) bits, sign-extended for signed types and zero-extended for unsigned ones.
+  Value* WrapSubByte(PrimitiveType t, Value* v);
+  // A sub-byte integer's logical bits (the byte masked to its width); other values unchanged.
+  Value* LogicalBits(PrimitiveType t, Value* v);
+  // Complex values: parts, a pair from parts, and what the elementwise ops do with them.
+  Value* Re(Value* z) { return b_.CreateExtractValue(z, 0); }
+  Value* Im(Value* z) { return b_.CreateExtractValue(z, 1); }
+  Value* MakeComplex(Value* re, Value* im);
+  Value* ComplexMultiply(Value* x, Value* y);
+  // The runtime's std::complex helper for `op` (runtime_support.h); `y` is null for unary ops.
+  Value* ComplexCall(Opcode op, Value* x, Value* y);
+  absl::StatusOr<Value*> ComplexUnary(const Instruction& h, PrimitiveType t, Value* x);
+  absl::StatusOr<Value*> ComplexBinary(const Instruction& h, Opcode op, PrimitiveType t, Value* a,
+                                       Value* c);
   // Narrow storage bits (zero-extended to i64 or the storage width) to the compute value, and
   // back; and an f64 to a narrow type with one rounding.
   Value* FromNarrowBits(PrimitiveType t, Value* raw);
@@ -129,6 +164,7 @@ class Emitter {
   Value* NanMax(Value* a, Value* c, bool is_float, bool is_signed, bool max);
   Value* CallMath(const std::string& base, PrimitiveType t, std::vector<Value*> args);
   Value* TanhF32(Value* x);
+  Value* Exp(Value* x);
   Value* Intrinsic(llvm::Intrinsic::ID id, Value* x);
   Value* Clamp(Value* v, int64_t lo, int64_t hi);
   absl::Status OutputRange(Value* begin, Value* end, const std::vector<int64_t>& dims,
@@ -274,6 +310,40 @@ Value* Emitter::TanhF32(Value* x) {
   return b_.CreateSelect(tiny, x, r);
 }
 
+// exp. For f32 on the CPU, inline: n = rint(x / ln 2), r = x - n ln 2 in two parts (the
+// first exact), e^r by Cephes' degree-6 polynomial (about 1 ulp), times 2^n applied as two
+// powers of two so that subnormal results round once. The vector library's expf takes a
+// scalar slow path for every lane once any lane overflows or underflows, which made softmax
+// over large logits ten times slower; this form has no special path: inputs are clamped to
+// [-104, 89] (giving 0 and infinity) and NaN is passed through. f64 and the GPU use the
+// platform's exp.
+Value* Emitter::Exp(Value* x) {
+  llvm::Type* ty = x->getType();
+  if (elements_per_call_ > 0 || !ty->isFloatTy()) return Intrinsic(llvm::Intrinsic::exp, x);
+  auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
+  Value* nan = b_.CreateFCmpUNO(x, x);
+  Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, c(89.0)), c(89.0), x);
+  xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, c(-104.0)), c(-104.0), xc);
+  xc = b_.CreateSelect(nan, c(0.0), xc);
+  Value* n = Intrinsic(llvm::Intrinsic::rint, b_.CreateFMul(xc, c(1.44269504088896341)));
+  Value* r = b_.CreateFSub(xc, b_.CreateFMul(n, c(0.693359375)));
+  r = b_.CreateFSub(r, b_.CreateFMul(n, c(-2.12194440e-4)));
+  Value* p = c(1.9875691500e-4);
+  for (double k : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
+                   5.0000001201e-1}) {
+    p = b_.CreateFAdd(b_.CreateFMul(p, r), c(k));
+  }
+  Value* y = b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), c(1.0));
+  Value* ni = b_.CreateFPToSI(n, b_.getInt32Ty());
+  Value* n1 = b_.CreateAShr(ni, b_.getInt32(1));
+  Value* n2 = b_.CreateSub(ni, n1);
+  auto pow2 = [&](Value* e) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(e, b_.getInt32(127)), 23), ty);
+  };
+  Value* out = b_.CreateFMul(b_.CreateFMul(y, pow2(n1)), pow2(n2));
+  return b_.CreateSelect(nan, x, out);
+}
+
 Value* Emitter::HelperCall(const char* name, llvm::Type* ret, std::vector<Value*> args) {
   std::vector<llvm::Type*> types;
   for (Value* a : args) types.push_back(a->getType());
@@ -317,26 +387,61 @@ Value* Emitter::ToNarrowBits(PrimitiveType t, Value* v) {
 }
 
 Value* Emitter::NarrowFromF64(PrimitiveType t, Value* d) {
+  if (IsF32Narrow(t)) {
+    // f64 to f32 rounded to odd (truncated toward zero, lowest bit set when inexact), then to
+    // nearest even in the narrow type: f32 has at least two more bits than bf16 and f16, so the
+    // two steps round like one. Inline and vectorisable, unlike the runtime converter.
+    Value* r = b_.CreateFPTrunc(d, b_.getFloatTy());
+    Value* back = b_.CreateFPExt(r, b_.getDoubleTy());
+    Value* inexact = b_.CreateFCmpONE(back, d);
+    Value* away = b_.CreateFCmpOGT(Intrinsic(llvm::Intrinsic::fabs, back),
+                                   Intrinsic(llvm::Intrinsic::fabs, d));
+    Value* rb = b_.CreateBitCast(r, b_.getInt32Ty());
+    Value* toward_zero = b_.CreateSelect(away, b_.CreateSub(rb, b_.getInt32(1)), rb);
+    Value* odd = b_.CreateSelect(inexact, b_.CreateOr(toward_zero, b_.getInt32(1)), rb);
+    return FromNarrowBits(t, ToNarrowBits(t, b_.CreateBitCast(odd, b_.getFloatTy())));
+  }
   Value* bits = HelperCall("hlowb_f64_to_narrow", b_.getInt64Ty(),
                            {d, b_.getInt32(static_cast<int32_t>(t))});
   return FromNarrowBits(t, bits);
 }
 
+// After an instruction computed in a wider type: narrow floats rounded to their type, sub-byte
+// integers wrapped to their width.
 Value* Emitter::RoundNarrow(PrimitiveType t, Value* v) {
+  if (IsSubByte(t)) return WrapSubByte(t, v);
   if (!IsNarrowFloat(t)) return v;
   if (IsF32Narrow(t)) return FromNarrowBits(t, ToNarrowBits(t, v));
   return HelperCall("hlowb_round_through", b_.getDoubleTy(),
                     {v, b_.getInt32(static_cast<int32_t>(t))});
 }
 
+Value* Emitter::WrapSubByte(PrimitiveType t, Value* v) {
+  if (!IsSubByte(t)) return v;
+  const int bits = BitWidth(t);
+  if (IsSignedIntegral(t)) {
+    return b_.CreateAShr(b_.CreateShl(v, 8 - bits), 8 - bits);
+  }
+  return b_.CreateAnd(v, b_.getInt8(static_cast<uint8_t>((1u << bits) - 1)));
+}
+
+Value* Emitter::LogicalBits(PrimitiveType t, Value* v) {
+  if (!IsSubByte(t)) return v;
+  return b_.CreateAnd(v, b_.getInt8(static_cast<uint8_t>((1u << BitWidth(t)) - 1)));
+}
+
+Value* Emitter::FromStorage(PrimitiveType t, Value* raw) {
+  if (t == PrimitiveType::kPred) return b_.CreateICmpNE(raw, b_.getInt8(0));
+  if (IsNarrowFloat(t)) return FromNarrowBits(t, raw);
+  // Integers (sub-byte ones already in their stored form), f32, f64 and complex pairs.
+  return raw;
+}
+
 absl::StatusOr<Value*> Emitter::Load(const Instruction& h, int buffer, const Index& idx) {
   PrimitiveType t = h.shape().element_type();
   llvm::Type* st = StorageType(t);
   Value* ptr = b_.CreateInBoundsGEP(st, buffer_ptrs_[buffer], idx.linear);
-  Value* raw = b_.CreateLoad(st, ptr);
-  if (t == PrimitiveType::kPred) return b_.CreateICmpNE(raw, b_.getInt8(0));
-  if (IsNarrowFloat(t)) return FromNarrowBits(t, raw);
-  return raw;
+  return FromStorage(t, b_.CreateLoad(st, ptr));
 }
 
 Value* Emitter::Store(PrimitiveType t, Value* v, Value* base, Value* linear) {
@@ -359,7 +464,18 @@ absl::StatusOr<Value*> Emitter::ConstantElem(const Instruction& h) {
   }
   uint64_t bits = lit->GetBits(0);
   if (t == PrimitiveType::kPred) return b_.getInt1(bits != 0);
-  if (IsIntegral(t)) return llvm::ConstantInt::get(ComputeType(t), bits);
+  if (IsIntegral(t)) return WrapSubByte(t, llvm::ConstantInt::get(ComputeType(t), bits));
+  if (IsComplex(t)) {
+    // Components 0 and 1 are the real and imaginary parts; their bits are kept exactly.
+    const bool f32 = t == PrimitiveType::kC64;
+    auto part = [&](int k) -> Value* {
+      const uint64_t b = lit->GetBits(k);
+      return llvm::ConstantFP::get(
+          ctx_, f32 ? llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, b))
+                    : llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, b)));
+    };
+    return MakeComplex(part(0), part(1));
+  }
   if (t == PrimitiveType::kF32) {
     uint32_t b32 = static_cast<uint32_t>(bits);
     float f;
@@ -384,8 +500,144 @@ Value* Emitter::NanMax(Value* a, Value* c, bool is_float, bool is_signed, bool m
   return b_.CreateSelect(a_nan, a, b_.CreateSelect(c_nan, c, plain));
 }
 
+Value* Emitter::MakeComplex(Value* re, Value* im) {
+  llvm::Type* pair = llvm::StructType::get(ctx_, {re->getType(), re->getType()});
+  return b_.CreateInsertValue(b_.CreateInsertValue(llvm::PoisonValue::get(pair), re, 0), im, 1);
+}
+
+// (a + bi)(c + di) the way std::complex's multiply compiles (C's Annex G): ac - bd and ad + bc,
+// unless both come out NaN; then infinities are recovered: an infinite factor is "boxed" to
+// components of ±1 and ±0 with the other factor's NaNs read as zeros, or, when no factor is
+// infinite but a partial product overflowed, every NaN is read as zero, and the products are
+// recomputed times infinity. Selects only (no branches or calls), so the GPU has it too.
+Value* Emitter::ComplexMultiply(Value* x, Value* y) {
+  Value* a = Re(x);
+  Value* b = Im(x);
+  Value* c = Re(y);
+  Value* d = Im(y);
+  llvm::Type* ty = a->getType();
+  Value* inf = llvm::ConstantFP::getInfinity(ty);
+  auto k = [&](double v) { return llvm::ConstantFP::get(ty, v); };
+  auto is_nan = [&](Value* v) { return b_.CreateFCmpUNO(v, v); };
+  auto is_inf = [&](Value* v) {
+    return b_.CreateFCmpOEQ(Intrinsic(llvm::Intrinsic::fabs, v), inf);
+  };
+  llvm::Function* copysign =
+      llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::copysign, {ty});
+  auto with_sign_of = [&](Value* magnitude, Value* v) {
+    return b_.CreateCall(copysign, {magnitude, v});
+  };
+  // ±1 for an infinite component, ±0 for any other.
+  auto box = [&](Value* v) { return with_sign_of(b_.CreateSelect(is_inf(v), k(1), k(0)), v); };
+  // A NaN read as a zero of its sign where `when` holds.
+  auto nan_to_zero = [&](Value* when, Value* v) {
+    return b_.CreateSelect(b_.CreateAnd(when, is_nan(v)), with_sign_of(k(0), v), v);
+  };
+  Value* ac = b_.CreateFMul(a, c);
+  Value* bd = b_.CreateFMul(b, d);
+  Value* ad = b_.CreateFMul(a, d);
+  Value* bc = b_.CreateFMul(b, c);
+  Value* re = b_.CreateFSub(ac, bd);
+  Value* im = b_.CreateFAdd(ad, bc);
+
+  Value* x_inf = b_.CreateOr(is_inf(a), is_inf(b));
+  Value* a1 = b_.CreateSelect(x_inf, box(a), a);
+  Value* b1 = b_.CreateSelect(x_inf, box(b), b);
+  Value* c1 = nan_to_zero(x_inf, c);
+  Value* d1 = nan_to_zero(x_inf, d);
+  Value* y_inf = b_.CreateOr(is_inf(c1), is_inf(d1));
+  Value* c2 = b_.CreateSelect(y_inf, box(c1), c1);
+  Value* d2 = b_.CreateSelect(y_inf, box(d1), d1);
+  Value* a2 = nan_to_zero(y_inf, a1);
+  Value* b2 = nan_to_zero(y_inf, b1);
+  Value* boxed = b_.CreateOr(x_inf, y_inf);
+  Value* overflowed = b_.CreateAnd(
+      b_.CreateNot(boxed),
+      b_.CreateOr(b_.CreateOr(is_inf(ac), is_inf(bd)), b_.CreateOr(is_inf(ad), is_inf(bc))));
+  Value* a3 = nan_to_zero(overflowed, a2);
+  Value* b3 = nan_to_zero(overflowed, b2);
+  Value* c3 = nan_to_zero(overflowed, c2);
+  Value* d3 = nan_to_zero(overflowed, d2);
+  Value* re2 = b_.CreateFMul(inf, b_.CreateFSub(b_.CreateFMul(a3, c3), b_.CreateFMul(b3, d3)));
+  Value* im2 = b_.CreateFMul(inf, b_.CreateFAdd(b_.CreateFMul(a3, d3), b_.CreateFMul(b3, c3)));
+  Value* recover = b_.CreateAnd(b_.CreateAnd(is_nan(re), is_nan(im)),
+                                b_.CreateOr(boxed, overflowed));
+  return MakeComplex(b_.CreateSelect(recover, re2, re), b_.CreateSelect(recover, im2, im));
+}
+
+Value* Emitter::ComplexCall(Opcode op, Value* x, Value* y) {
+  llvm::Type* part = Re(x)->getType();
+  llvm::AllocaInst* out;
+  {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    out = entry.CreateAlloca(part, entry.getInt32(2));
+  }
+  Value* zero = llvm::ConstantFP::get(part, 0.0);
+  std::vector<Value*> args = {b_.getInt32(static_cast<int32_t>(op)), Re(x), Im(x),
+                              y == nullptr ? zero : Re(y), y == nullptr ? zero : Im(y), out};
+  std::vector<llvm::Type*> types;
+  for (Value* v : args) types.push_back(v->getType());
+  llvm::FunctionCallee callee = module_->getOrInsertFunction(
+      part->isFloatTy() ? "hlowb_complex64" : "hlowb_complex128",
+      llvm::FunctionType::get(b_.getVoidTy(), types, false));
+  llvm::CallInst* call = b_.CreateCall(callee, args);
+  call->setDoesNotThrow();
+  call->setOnlyAccessesArgMemory();
+  call->setOnlyWritesMemory();
+  cost_ += 20;  // a libm call or two per element
+  return MakeComplex(b_.CreateLoad(part, out),
+                     b_.CreateLoad(part, b_.CreateConstInBoundsGEP1_64(part, out, 1)));
+}
+
+absl::StatusOr<Value*> Emitter::ComplexUnary(const Instruction& h, PrimitiveType t, Value* x) {
+  const Opcode op = h.opcode();
+  switch (op) {
+    case Opcode::kCopy: return x;
+    case Opcode::kNegate: return MakeComplex(b_.CreateFNeg(Re(x)), b_.CreateFNeg(Im(x)));
+    case Opcode::kAbs: return CallMath("hypot", ComplexComponentType(t), {Re(x), Im(x)});
+    // x / |x| divides by a complex |x| + 0i in the interpreter (a library division, not two
+    // real ones), so sign goes to the helper with the rest.
+    case Opcode::kSign:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    case Opcode::kSinh:
+    case Opcode::kCosh:
+    case Opcode::kAsin:
+    case Opcode::kAcos:
+    case Opcode::kAtan:
+    case Opcode::kAsinh:
+    case Opcode::kAcosh:
+    case Opcode::kAtanh: return ComplexCall(op, x, nullptr);
+    default: return Refuse(h, StrCat("on ", PrimitiveTypeName(t)));
+  }
+}
+
+absl::StatusOr<Value*> Emitter::ComplexBinary(const Instruction& h, Opcode op, PrimitiveType t,
+                                              Value* a, Value* c) {
+  switch (op) {
+    case Opcode::kAdd:
+      return MakeComplex(b_.CreateFAdd(Re(a), Re(c)), b_.CreateFAdd(Im(a), Im(c)));
+    case Opcode::kSubtract:
+      return MakeComplex(b_.CreateFSub(Re(a), Re(c)), b_.CreateFSub(Im(a), Im(c)));
+    case Opcode::kMultiply: return ComplexMultiply(a, c);
+    case Opcode::kDivide:
+    case Opcode::kPower: return ComplexCall(op, a, c);
+    default: return Refuse(h, StrCat(OpcodeName(op), " on ", PrimitiveTypeName(t)));
+  }
+}
+
 absl::StatusOr<Value*> Emitter::Unary(const Instruction& h, PrimitiveType t, Value* x) {
   const Opcode op = h.opcode();
+  if (IsComplex(t)) return ComplexUnary(h, t, x);
   if (t == PrimitiveType::kPred) {
     switch (op) {
       case Opcode::kNot: return b_.CreateNot(x);
@@ -409,10 +661,13 @@ absl::StatusOr<Value*> Emitter::Unary(const Instruction& h, PrimitiveType t, Val
         return b_.CreateSelect(b_.CreateICmpSLT(x, zero), llvm::ConstantInt::get(ty, -1, true),
                                b_.CreateZExt(b_.CreateICmpSGT(x, zero), ty));
       case Opcode::kNot: return b_.CreateNot(x);
-      case Opcode::kPopulationCount: return Intrinsic(llvm::Intrinsic::ctpop, x);
+      case Opcode::kPopulationCount: return Intrinsic(llvm::Intrinsic::ctpop, LogicalBits(t, x));
       case Opcode::kClz: {
         llvm::Function* f = llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::ctlz, {ty});
-        return b_.CreateCall(f, {x, b_.getFalse()});
+        Value* n = b_.CreateCall(f, {LogicalBits(t, x), b_.getFalse()});
+        // A sub-byte value's byte has 8 - width zero bits above its logical bits.
+        if (IsSubByte(t)) n = b_.CreateSub(n, b_.getInt8(8 - BitWidth(t)));
+        return n;
       }
       default: return Refuse(h, StrCat("on ", PrimitiveTypeName(t)));
     }
@@ -437,12 +692,12 @@ absl::StatusOr<Value*> Emitter::Unary(const Instruction& h, PrimitiveType t, Val
     case Opcode::kRoundNearestEven: return Intrinsic(llvm::Intrinsic::roundeven, x);
     case Opcode::kSqrt: return Intrinsic(llvm::Intrinsic::sqrt, x);
     case Opcode::kRsqrt: return b_.CreateFDiv(one, Intrinsic(llvm::Intrinsic::sqrt, x));
-    case Opcode::kExp: return Intrinsic(llvm::Intrinsic::exp, x);
+    case Opcode::kExp: return Exp(x);
     case Opcode::kExpm1: return CallMath("expm1", mt, {x});
     case Opcode::kLog: return Intrinsic(llvm::Intrinsic::log, x);
     case Opcode::kLog1p: return CallMath("log1p", mt, {x});
     case Opcode::kLogistic:
-      return b_.CreateFDiv(one, b_.CreateFAdd(one, Intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
+      return b_.CreateFDiv(one, b_.CreateFAdd(one, Exp(b_.CreateFNeg(x))));
     case Opcode::kCbrt: return CallMath("cbrt", mt, {x});
     case Opcode::kSin: return Intrinsic(llvm::Intrinsic::sin, x);
     case Opcode::kCos: return Intrinsic(llvm::Intrinsic::cos, x);
@@ -466,6 +721,7 @@ absl::StatusOr<Value*> Emitter::Unary(const Instruction& h, PrimitiveType t, Val
 
 absl::StatusOr<Value*> Emitter::Binary(const Instruction& h, Opcode op, PrimitiveType t, Value* a,
                                        Value* c) {
+  if (IsComplex(t)) return ComplexBinary(h, op, t, a, c);
   if (t == PrimitiveType::kPred) {
     switch (op) {
       case Opcode::kAnd:
@@ -481,8 +737,11 @@ absl::StatusOr<Value*> Emitter::Binary(const Instruction& h, Opcode op, Primitiv
   }
   if (IsIntegral(t)) {
     const bool s = IsSignedIntegral(t);
+    // `bits` is the logical width (shifts); `width` the register's (a sub-byte type's byte, where
+    // arithmetic happens with 8-bit semantics before the caller wraps the result).
     const int bits = BitWidth(t);
     llvm::Type* ty = a->getType();
+    const int width = static_cast<int>(ty->getIntegerBitWidth());
     Value* zero = llvm::ConstantInt::get(ty, 0);
     Value* all_ones = llvm::ConstantInt::get(ty, -1, true);
     auto shift_too_far = [&] { return b_.CreateICmpUGE(c, llvm::ConstantInt::get(ty, bits)); };
@@ -495,7 +754,7 @@ absl::StatusOr<Value*> Emitter::Binary(const Instruction& h, Opcode op, Primitiv
         Value* by_zero = b_.CreateICmpEQ(c, zero);
         Value* overflow = b_.getFalse();
         if (s) {
-          Value* min = llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(bits));
+          Value* min = llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(width));
           overflow = b_.CreateAnd(b_.CreateICmpEQ(c, all_ones), b_.CreateICmpEQ(a, min));
         }
         Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, overflow),
@@ -517,12 +776,22 @@ absl::StatusOr<Value*> Emitter::Binary(const Instruction& h, Opcode op, Primitiv
       case Opcode::kShiftLeft:
         return b_.CreateSelect(shift_too_far(), zero, b_.CreateShl(a, c));
       case Opcode::kShiftRightLogical:
-        return b_.CreateSelect(shift_too_far(), zero, b_.CreateLShr(a, c));
-      case Opcode::kShiftRightArithmetic:
+        return b_.CreateSelect(shift_too_far(), zero, b_.CreateLShr(LogicalBits(t, a), c));
+      case Opcode::kShiftRightArithmetic: {
+        Value* sa = a;
+        if (IsSubByte(t) && !s) {
+          // The interpreter reads an unsigned sub-byte value with its top logical bit as sign.
+          const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+          Value* top = b_.CreateICmpNE(b_.CreateAnd(a, b_.getInt8(uint8_t{1} << (bits - 1))),
+                                       b_.getInt8(0));
+          sa = b_.CreateSelect(top, b_.CreateOr(a, b_.getInt8(static_cast<uint8_t>(~mask))), a);
+        }
         return b_.CreateSelect(shift_too_far(),
-                               b_.CreateSelect(b_.CreateICmpSLT(a, zero), all_ones, zero),
-                               b_.CreateAShr(a, c));
+                               b_.CreateSelect(b_.CreateICmpSLT(sa, zero), all_ones, zero),
+                               b_.CreateAShr(sa, c));
+      }
       case Opcode::kMulhi: {
+        if (IsSubByte(t)) return Refuse(h, StrCat("mulhi on ", PrimitiveTypeName(t)));
         llvm::Type* wide = b_.getIntNTy(2 * bits);
         Value* wa = s ? b_.CreateSExt(a, wide) : b_.CreateZExt(a, wide);
         Value* wc = s ? b_.CreateSExt(c, wide) : b_.CreateZExt(c, wide);
@@ -542,6 +811,24 @@ absl::StatusOr<Value*> Emitter::Binary(const Instruction& h, Opcode op, Primitiv
     case Opcode::kMaximum: return NanMax(a, c, true, true, true);
     case Opcode::kMinimum: return NanMax(a, c, true, true, false);
     case Opcode::kPower: {
+      // An f32 value to a small integral constant power (a gelu's x^3): multiplied out in f64,
+      // where x^2 is exact and the rest is within a few f64 roundings, then rounded once to
+      // f32, which is the correctly rounded power all but astronomically rarely. The vector
+      // library's powf takes a scalar slow path for negative bases.
+      if (auto* k = llvm::dyn_cast<llvm::ConstantFP>(c);
+          k != nullptr && a->getType()->isFloatTy() && elements_per_call_ == 0) {
+        const double n = k->getValueAPF().convertToFloat();
+        if (n == std::trunc(n) && std::fabs(n) <= 16) {
+          Value* base = b_.CreateFPExt(a, b_.getDoubleTy());
+          Value* result = llvm::ConstantFP::get(b_.getDoubleTy(), 1.0);
+          for (int bits = static_cast<int>(std::fabs(n)); bits > 0; bits >>= 1) {
+            if (bits & 1) result = b_.CreateFMul(result, base);
+            if (bits > 1) base = b_.CreateFMul(base, base);
+          }
+          if (n < 0) result = b_.CreateFDiv(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0), result);
+          return b_.CreateFPTrunc(result, a->getType());
+        }
+      }
       llvm::Function* f = llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::pow, {a->getType()});
       return b_.CreateCall(f, {a, c});
     }
@@ -554,6 +841,14 @@ absl::StatusOr<Value*> Emitter::Compare(const Instruction& h, PrimitiveType t, V
                                         Value* c) {
   const InstructionAttrs& at = h.attrs_or_default();
   const ComparisonDirection d = at.comparison_direction;
+  if (IsComplex(t)) {
+    // Both parts equal (IEEE: a NaN part is unequal); NE is the negation.
+    if (d != ComparisonDirection::kEq && d != ComparisonDirection::kNe) {
+      return Refuse(h, "complex values compare only with EQ or NE");
+    }
+    Value* eq = b_.CreateAnd(b_.CreateFCmpOEQ(Re(a), Re(c)), b_.CreateFCmpOEQ(Im(a), Im(c)));
+    return d == ComparisonDirection::kEq ? eq : b_.CreateNot(eq);
+  }
   if (IsFloatingPoint(t)) {
     if (at.comparison_type == ComparisonType::kTotalOrder) {
       // Sign-magnitude bits to a signed key (see TotalOrderKey), compared as integers. Narrow
@@ -595,20 +890,44 @@ absl::StatusOr<Value*> Emitter::Compare(const Instruction& h, PrimitiveType t, V
   return Refuse(h, "unknown comparison direction");
 }
 
-absl::StatusOr<Value*> Emitter::Convert(const Instruction&, PrimitiveType from,
+absl::StatusOr<Value*> Emitter::Convert(const Instruction& h, PrimitiveType from,
                                         PrimitiveType to, Value* x) {
   llvm::Type* tt = ComputeType(to);
   if (from == to) return x;
+  if (IsComplex(to)) {
+    // Each part converted as its component type; a real value gets a +0 imaginary part.
+    const PrimitiveType part = ComplexComponentType(to);
+    if (IsComplex(from)) {
+      const PrimitiveType from_part = ComplexComponentType(from);
+      absl::StatusOr<Value*> re = Convert(h, from_part, part, Re(x));
+      if (!re.ok()) return re.status();
+      absl::StatusOr<Value*> im = Convert(h, from_part, part, Im(x));
+      if (!im.ok()) return im.status();
+      return MakeComplex(*re, *im);
+    }
+    absl::StatusOr<Value*> re = Convert(h, from, part, x);
+    if (!re.ok()) return re.status();
+    return MakeComplex(*re, llvm::ConstantFP::get(ComputeType(part), 0.0));
+  }
+  if (IsComplex(from)) {
+    // The real part (to pred: either part nonzero, NaN counting as nonzero).
+    if (to == PrimitiveType::kPred) {
+      Value* zero = llvm::ConstantFP::get(Re(x)->getType(), 0.0);
+      return b_.CreateOr(b_.CreateFCmpUNE(Re(x), zero), b_.CreateFCmpUNE(Im(x), zero));
+    }
+    return Convert(h, ComplexComponentType(from), to, Re(x));
+  }
   if (to == PrimitiveType::kPred) {
     if (IsFloatingPoint(from)) return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
     return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
   }
   if (from == PrimitiveType::kPred) {
-    if (IsIntegral(to)) return b_.CreateZExt(x, tt);
+    if (IsIntegral(to)) return WrapSubByte(to, b_.CreateZExt(x, tt));
     return b_.CreateUIToFP(x, tt);
   }
   if (IsIntegral(from) && IsIntegral(to)) {
-    return IsSignedIntegral(from) ? b_.CreateSExtOrTrunc(x, tt) : b_.CreateZExtOrTrunc(x, tt);
+    return WrapSubByte(to, IsSignedIntegral(from) ? b_.CreateSExtOrTrunc(x, tt)
+                                                  : b_.CreateZExtOrTrunc(x, tt));
   }
   if (IsIntegral(from)) {  // to a float
     if (IsF32Narrow(to) && BitWidth(from) > 16) {  // exact in f64, then one rounding
@@ -619,11 +938,13 @@ absl::StatusOr<Value*> Emitter::Convert(const Instruction&, PrimitiveType from,
     Value* v = IsSignedIntegral(from) ? b_.CreateSIToFP(x, tt) : b_.CreateUIToFP(x, tt);
     return RoundNarrow(to, v);
   }
-  if (IsIntegral(to)) {  // from a float: truncate, saturate, NaN to 0
+  if (IsIntegral(to)) {
+    // From a float: truncate, saturate, NaN to 0. Sub-byte types saturate to their byte's
+    // range and then wrap, as the interpreter's 8-bit conversion does.
     llvm::Intrinsic::ID id =
         IsSignedIntegral(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     llvm::Function* f = llvm::Intrinsic::getDeclaration(module_, id, {tt, x->getType()});
-    return b_.CreateCall(f, {x});
+    return WrapSubByte(to, b_.CreateCall(f, {x}));
   }
   // Float to float.
   if (IsF32Narrow(to) && x->getType()->isDoubleTy()) return NarrowFromF64(to, x);
@@ -744,6 +1065,21 @@ absl::StatusOr<std::vector<Value*>> Emitter::ReduceElems(const Instruction& h, c
         if (!v.ok()) return v.status();
         args.push_back(*v);
       }
+      // A plain f32 or f64 sum or product may be reassociated, so the vectoriser keeps partial
+      // results in vector lanes: the order differs from the interpreter's row-major one within
+      // the platform's float tolerance, as in XLA's own CPU reductions. Narrow floats are
+      // rounded after every step and keep the interpreter's order, as do other reducers.
+      const Instruction* root = h.called_computations()[0]->root();
+      const bool reassociate =
+          n == 1 && (types[0] == PrimitiveType::kF32 || types[0] == PrimitiveType::kF64) &&
+          root != nullptr &&
+          (root->opcode() == Opcode::kAdd || root->opcode() == Opcode::kMultiply) &&
+          root->operand(0)->opcode() == Opcode::kParameter &&
+          root->operand(1)->opcode() == Opcode::kParameter;
+      llvm::FastMathFlags fmf;
+      fmf.setAllowReassoc();
+      llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b_);
+      if (reassociate) b_.setFastMathFlags(fmf);
       absl::StatusOr<std::vector<Value*>> r = CallScalar(*h.called_computations()[0], args);
       if (!r.ok()) return r.status();
       if (static_cast<int>(r->size()) != n) return Refuse(h, "reducer returns the wrong arity");
@@ -827,7 +1163,11 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
         break;
       }
       PrimitiveType it = h.operand(0)->shape().element_type();
-      if (it != t && op != Opcode::kIsFinite) return Refuse(h, "mixed element types");
+      const bool complex_abs =
+          op == Opcode::kAbs && IsComplex(it) && t == ComplexComponentType(it);
+      if (it != t && op != Opcode::kIsFinite && !complex_abs) {
+        return Refuse(h, "mixed element types");
+      }
       absl::StatusOr<Value*> x = operand(0, idx);
       if (!x.ok()) return x.status();
       absl::StatusOr<Value*> r = Unary(h, it, *x);
@@ -853,6 +1193,28 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
   switch (op) {
     case Opcode::kParameter: return Refuse(h, "parameter with no buffer");
     case Opcode::kConstant: return ConstantElem(h);
+    case Opcode::kReal:
+    case Opcode::kImag: {
+      PrimitiveType it = h.operand(0)->shape().element_type();
+      if (!IsComplex(it) || t != ComplexComponentType(it)) {
+        return Refuse(h, "real and imag take a complex operand");
+      }
+      absl::StatusOr<Value*> x = operand(0, idx);
+      if (!x.ok()) return x.status();
+      return op == Opcode::kReal ? Re(*x) : Im(*x);
+    }
+    case Opcode::kComplex: {
+      const PrimitiveType part = ComplexComponentType(t);
+      if (!IsComplex(t) || h.operand(0)->shape().element_type() != part ||
+          h.operand(1)->shape().element_type() != part) {
+        return Refuse(h, "complex takes two operands of the result's component type");
+      }
+      absl::StatusOr<Value*> re = operand(0, idx);
+      if (!re.ok()) return re.status();
+      absl::StatusOr<Value*> im = operand(1, idx);
+      if (!im.ok()) return im.status();
+      return MakeComplex(*re, *im);
+    }
     case Opcode::kCompare: {
       PrimitiveType it = h.operand(0)->shape().element_type();
       if (!Supported(it)) return Refuse(h, StrCat("element type ", PrimitiveTypeName(it)));
@@ -872,12 +1234,14 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
     case Opcode::kBitcastConvert: {
       PrimitiveType from = h.operand(0)->shape().element_type();
       if (from == PrimitiveType::kPred || t == PrimitiveType::kPred || IsNarrowFloat(from) ||
-          IsNarrowFloat(t) || !Supported(from) || BitWidth(from) != BitWidth(t)) {
+          IsNarrowFloat(t) || IsComplex(from) || IsComplex(t) || !Supported(from) ||
+          BitWidth(from) != BitWidth(t)) {
         return Refuse(h, "bitcast-convert between these types");
       }
       absl::StatusOr<Value*> x = operand(0, idx);
       if (!x.ok()) return x.status();
-      return b_.CreateBitCast(*x, ComputeType(t));
+      // s4 <-> u4 and the like: the same logical bits, in the result type's stored form.
+      return WrapSubByte(t, b_.CreateBitCast(*x, ComputeType(t)));
     }
     case Opcode::kSelect: {
       const Instruction& p = *h.operand(0);
@@ -901,6 +1265,7 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
       const bool fl = IsFloatingPoint(t);
       const bool s = !fl && IsSignedIntegral(t);
       if (t == PrimitiveType::kPred) return Refuse(h, "clamp on pred");
+      if (IsComplex(t)) return Refuse(h, "clamp on complex values (they have no order)");
       return NanMax(NanMax(*x, *lv, fl, s, true), *hv, fl, s, false);
     }
     case Opcode::kCopy: return operand(0, idx);
@@ -959,7 +1324,11 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
       if (d < 0 || d >= shape.rank()) return Refuse(h, "bad iota dimension");
       Value* i = idx.multi[d];
       if (t == PrimitiveType::kPred) return b_.CreateICmpNE(i, C64(0));
-      if (IsIntegral(t)) return b_.CreateTrunc(i, ComputeType(t));
+      if (IsIntegral(t)) return WrapSubByte(t, b_.CreateTrunc(i, ComputeType(t)));
+      if (IsComplex(t)) {
+        llvm::Type* part = ComputeType(ComplexComponentType(t));
+        return MakeComplex(b_.CreateSIToFP(i, part), llvm::ConstantFP::get(part, 0.0));
+      }
       return RoundNarrow(t, b_.CreateSIToFP(i, ComputeType(t)));
     }
     case Opcode::kPad: {
@@ -1167,12 +1536,7 @@ absl::Status Emitter::EmitColumnReduction(const Instruction& r, PrimitiveType ou
         if (!v.ok()) return v.status();
         llvm::Type* st = StorageType(out_type);
         Value* ptr = b_.CreateInBoundsGEP(st, out, idx.linear);
-        Value* acc = b_.CreateLoad(st, ptr);
-        if (out_type == PrimitiveType::kPred) {
-          acc = b_.CreateICmpNE(acc, b_.getInt8(0));
-        } else if (IsNarrowFloat(out_type)) {
-          acc = FromNarrowBits(out_type, acc);
-        }
+        Value* acc = FromStorage(out_type, b_.CreateLoad(st, ptr));
         absl::StatusOr<std::vector<Value*>> next = CallScalar(*r.called_computations()[0], {acc, *v});
         if (!next.ok()) return next.status();
         if (next->size() != 1 || (*next)[0]->getType() != ComputeType(out_type)) {
@@ -1438,6 +1802,85 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   return info;
 }
 
+// Scalar computations (sort comparators, scatter combiners) as `void name(ptr args)`: every
+// parameter is loaded from its pointer before any result is stored, so a result may be written
+// over a parameter's storage.
+absl::Status Emitter::EmitScalarFunction(const Computation& c, const std::string& name) {
+  auto refuse = [&](const std::string& why) {
+    return absl::UnimplementedError(StrCat("computation ", c.name(), ": ", why));
+  };
+  const int num_params = c.parameter_count();
+  std::vector<PrimitiveType> param_types(num_params, PrimitiveType::kInvalid);
+  for (const Instruction* p : c.instructions()) {
+    if (p->opcode() != Opcode::kParameter) continue;
+    const int64_t k = p->parameter_number();
+    if (k < 0 || k >= num_params) return refuse("parameter number out of range");
+    if (!p->shape().IsArray() || p->shape().rank() != 0) return refuse("a non-scalar parameter");
+    if (!Supported(p->shape().element_type())) {
+      return refuse(StrCat("parameter type ", PrimitiveTypeName(p->shape().element_type())));
+    }
+    param_types[k] = p->shape().element_type();
+  }
+  for (PrimitiveType t : param_types) {
+    if (t == PrimitiveType::kInvalid) return refuse("a missing parameter");
+  }
+  const Instruction* root = c.root();
+  if (root == nullptr) return refuse("no root");
+  std::vector<const Shape*> results;
+  if (root->shape().IsTuple()) {
+    if (root->opcode() != Opcode::kTuple) return refuse("a tuple-shaped root that is not a tuple");
+    for (const Shape& s : root->shape().tuple_shapes()) results.push_back(&s);
+  } else {
+    results.push_back(&root->shape());
+  }
+  std::vector<PrimitiveType> result_types;
+  for (const Shape* s : results) {
+    if (!s->IsArray() || s->rank() != 0) return refuse("a non-scalar result");
+    if (!Supported(s->element_type())) {
+      return refuse(StrCat("result type ", PrimitiveTypeName(s->element_type())));
+    }
+    result_types.push_back(s->element_type());
+  }
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {ptr}, false),
+                                              llvm::GlobalValue::ExternalLinkage, name, module_);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn_ = fn;
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+  memo_.clear();
+  memo_.emplace_back();
+  multi_memo_.clear();
+  multi_memo_.emplace_back();
+  auto arg_ptr = [&](int k) {
+    return b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), k));
+  };
+  std::vector<Value*> args;
+  for (int k = 0; k < num_params; ++k) {
+    llvm::Type* st = StorageType(param_types[k]);
+    args.push_back(FromStorage(param_types[k], b_.CreateLoad(st, arg_ptr(k))));
+  }
+  absl::StatusOr<std::vector<Value*>> values = CallScalar(c, args);
+  if (values.ok() && values->size() != result_types.size()) {
+    values = refuse("the root's values differ from its shape");
+  }
+  if (!values.ok()) {
+    fn->eraseFromParent();
+    return values.status();
+  }
+  for (size_t r = 0; r < result_types.size(); ++r) {
+    Store(result_types[r], (*values)[r], arg_ptr(num_params + static_cast<int>(r)), C64(0));
+  }
+  b_.CreateRetVoid();
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyFunction(*fn, &os)) {
+    fn->eraseFromParent();
+    return absl::InternalError(StrCat("the emitter made invalid IR for computation ", c.name(),
+                                      ": ", os.str()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool RowMajorLayout(const Shape& s) {
@@ -1469,6 +1912,28 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
       continue;
     }
     emitted->push_back({*std::move(info), first_index + static_cast<int>(k)});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EmitScalarFunctions(void* llvm_module,
+                                 const std::vector<const Computation*>& computations,
+                                 const std::string& name_prefix, std::vector<std::string>* names,
+                                 std::vector<std::string>* refused) {
+  llvm::Module* module = static_cast<llvm::Module*>(llvm_module);
+  names->assign(computations.size(), std::string());
+  refused->assign(computations.size(), std::string());
+  for (size_t k = 0; k < computations.size(); ++k) {
+    const std::string name = StrCat(name_prefix, k);
+    Emitter e(module, 0, 1);
+    absl::Status st = e.EmitScalarFunction(*computations[k], name);
+    if (st.ok()) {
+      (*names)[k] = name;
+    } else if (st.code() == absl::StatusCode::kUnimplemented) {
+      (*refused)[k] = std::string(st.message());
+    } else {
+      return st;
+    }
   }
   return absl::OkStatus();
 }

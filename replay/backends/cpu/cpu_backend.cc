@@ -17,6 +17,7 @@
 #include "core/support/strings.h"
 #include "replay/backends/cpu/cpu_fft.h"
 #include "replay/backends/cpu/cpu_library_calls.h"
+#include "replay/backends/cpu/cpu_sort_scatter.h"
 #include "replay/backends/kernel_io.h"
 #include "replay/codegen/cpu_jit.h"
 #include "replay/evaluator/constant_evaluator.h"
@@ -26,6 +27,32 @@ namespace {
 
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The computations the driver walks instruction by instruction, in the order first reached: the
+// entry and what control flow (while, conditional, call, async) calls from it. Fused
+// computations are compiled through their fusion instruction; reducers and other to_apply
+// computations run per element inside their caller (a kernel, a library call, or the
+// interpreter's typed loops).
+std::vector<const Computation*> DriverComputations(const Module& module) {
+  std::vector<const Computation*> order;
+  std::set<const Computation*> seen;
+  std::vector<const Computation*> stack;
+  if (module.entry() != nullptr) stack.push_back(module.entry());
+  while (!stack.empty()) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    if (!seen.insert(c).second) continue;
+    order.push_back(c);
+    for (const Instruction* h : c->instructions()) {
+      const Opcode op = h->opcode();
+      if (op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall ||
+          op == Opcode::kAsyncStart) {
+        for (const Computation* callee : h->called_computations()) stack.push_back(callee);
+      }
+    }
+  }
+  return order;
 }
 
 // A fixed pool of worker threads for splitting one kernel's range. One ParallelFor at a time;
@@ -168,25 +195,10 @@ void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options) {
 }
 
 std::vector<const Instruction*> KernelCandidates(const Module& module) {
-  // Computations the driver walks instruction by instruction: the entry and what control flow
-  // calls (while, conditional, call, async). Fused computations are compiled through their
-  // fusion instruction; reducers and other to_apply computations run per element inside their
-  // caller (a kernel, or the interpreter's typed loops).
   std::vector<const Instruction*> candidates;
-  std::set<const Computation*> seen;
-  std::vector<const Computation*> stack;
-  if (module.entry() != nullptr) stack.push_back(module.entry());
-  while (!stack.empty()) {
-    const Computation* c = stack.back();
-    stack.pop_back();
-    if (!seen.insert(c).second) continue;
+  for (const Computation* c : DriverComputations(module)) {
     for (const Instruction* h : c->instructions()) {
       if (IsKernelCandidate(*h)) candidates.push_back(h);
-      const Opcode op = h->opcode();
-      if (op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall ||
-          op == Opcode::kAsyncStart) {
-        for (const Computation* callee : h->called_computations()) stack.push_back(callee);
-      }
     }
   }
   return candidates;
@@ -198,8 +210,10 @@ absl::StatusOr<std::string> CpuKernelIr(const Module& module, bool optimized) {
 
 CpuTolerance CpuToleranceFor(PrimitiveType type) {
   switch (type) {
-    case PrimitiveType::kF64: return {1e-9, 1e-9};
-    case PrimitiveType::kF32: return {1e-5, 1e-5};
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC128: return {1e-9, 1e-9};
+    case PrimitiveType::kF32:
+    case PrimitiveType::kC64: return {1e-5, 1e-5};
     case PrimitiveType::kF16: return {1.0 / 1024, 1.0 / 1024};
     case PrimitiveType::kBF16: return {1.0 / 128, 1.0 / 128};
     default:
@@ -212,6 +226,8 @@ struct CpuExecutable::Impl {
   std::unique_ptr<Module> module;
   std::unique_ptr<codegen::CpuJit> jit;
   std::unordered_map<const Instruction*, codegen::KernelInfo> kernels;
+  // Compiled comparators and combiners of the sorts and scatters the driver meets.
+  std::unordered_map<const Instruction*, codegen::ScalarFn> sort_scatter_fns;
   CpuCompileStats stats;
   std::vector<std::pair<std::string, std::string>> not_compiled;
   std::unique_ptr<ThreadPool> pool;
@@ -279,6 +295,42 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
     }
     final_refused.push_back(r);
   }
+  // Sorts and scatters the driver meets (tuple-shaped, variadic ones too, which are not kernel
+  // candidates): their comparators and combiners are compiled for the library calls.
+  std::vector<const Instruction*> sorts_and_scatters;
+  {
+    const std::vector<const Computation*> driven = DriverComputations(*impl.module);
+    std::set<const Computation*> walked(driven.begin(), driven.end());
+    for (const Instruction* h : second) walked.insert(h->parent());
+    for (const auto& c : impl.module->computations()) {
+      if (walked.count(c.get()) == 0) continue;
+      for (const Instruction* h : c->instructions()) {
+        if ((h->opcode() == Opcode::kSort || h->opcode() == Opcode::kScatter) &&
+            cpu::LibrarySortScatterTakes(*h)) {
+          sorts_and_scatters.push_back(h);
+        }
+      }
+    }
+  }
+  std::unordered_map<const Instruction*, std::string> sort_scatter_refused;
+  if (!sorts_and_scatters.empty()) {
+    std::vector<const Computation*> computations;
+    for (const Instruction* h : sorts_and_scatters) {
+      computations.push_back(h->called_computations()[0]);
+    }
+    std::vector<std::string> reasons;
+    absl::StatusOr<std::vector<codegen::ScalarFn>> fns =
+        impl.jit->CompileScalarFunctions(computations, &reasons);
+    if (!fns.ok()) return fns.status();
+    for (size_t k = 0; k < sorts_and_scatters.size(); ++k) {
+      if ((*fns)[k] != nullptr) {
+        impl.sort_scatter_fns[sorts_and_scatters[k]] = (*fns)[k];
+      } else {
+        sort_scatter_refused[sorts_and_scatters[k]] =
+            StrCat("comparator or combiner: ", reasons[k]);
+      }
+    }
+  }
   if (!second.empty()) {
     std::vector<codegen::RefusedInstruction> refused2;
     absl::StatusOr<std::vector<codegen::KernelInfo>> more = impl.jit->Compile(second, &refused2);
@@ -296,6 +348,10 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
         ++impl.stats.library_calls;
         continue;
       }
+      if (!IsKernelCandidate(*h) && impl.sort_scatter_fns.count(h) > 0) {
+        ++impl.stats.library_calls;  // a variadic sort or scatter: not among the refused
+        continue;
+      }
       if (product || h->opcode() == Opcode::kCustomCall) {
         ++impl.stats.interpreted;
         ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
@@ -309,17 +365,20 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   }
   for (const codegen::RefusedInstruction& r : final_refused) {
     if (r.instruction->opcode() == Opcode::kFusion) continue;  // counted through its body
-    if (cpu::LibraryTakes(*r.instruction)) {
+    if (cpu::LibraryTakes(*r.instruction) || impl.sort_scatter_fns.count(r.instruction) > 0) {
       ++impl.stats.library_calls;
       continue;
     }
     ++impl.stats.interpreted;
     ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(r.instruction->opcode()))];
-    impl.not_compiled.emplace_back(r.instruction->name(), r.reason);
+    auto why = sort_scatter_refused.find(r.instruction);
+    impl.not_compiled.emplace_back(r.instruction->name(),
+                                   why != sort_scatter_refused.end() ? why->second : r.reason);
   }
   const codegen::JitStats& js = impl.jit->stats();
   impl.stats.kernels = static_cast<int64_t>(impl.kernels.size());
   impl.stats.cache_hits = js.cache_hits;
+  impl.stats.shared_kernels = js.shared_kernels;
   impl.stats.cache_misses = js.cache_misses;
   impl.stats.corrupt_cache_entries = js.corrupt_cache_entries;
   impl.stats.dump_files.insert(impl.stats.dump_files.end(), js.dump_files.begin(),
@@ -340,7 +399,10 @@ std::string CpuExecutable::Summary() const {
                 s.total_seconds, s.pass_seconds, s.codegen_seconds,
                 static_cast<long long>(s.cache_hits), s.cache_hits == 1 ? "" : "s",
                 static_cast<long long>(s.cache_misses), s.cache_misses == 1 ? "" : "es");
-  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s", "; ", s.library_calls,
+  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s",
+                s.shared_kernels > 0 ? StrCat(" (", s.kernels - s.shared_kernels, " distinct)")
+                                     : std::string(),
+                "; ", s.library_calls,
                 " library call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,
                 " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
                 by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
@@ -375,6 +437,19 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
         // The double-precision copy of the data a transform works on is not in the memory budget.
         return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
             StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (fft)")));
+      }
+    }
+    if (instr.opcode() == Opcode::kSort || instr.opcode() == Opcode::kScatter) {
+      auto fn = impl->sort_scatter_fns.find(&instr);
+      if (fn == impl->sort_scatter_fns.end()) return std::nullopt;
+      try {
+        return instr.opcode() == Opcode::kSort
+                   ? cpu::LibrarySort(instr, ops, fn->second, parallel_for)
+                   : cpu::LibraryScatter(instr, ops, fn->second, parallel_for);
+      } catch (const std::bad_alloc&) {
+        return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
+            StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (",
+                   OpcodeName(instr.opcode()), ")")));
       }
     }
     if (instr.opcode() == Opcode::kDot || instr.opcode() == Opcode::kConvolution ||

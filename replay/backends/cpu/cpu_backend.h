@@ -3,11 +3,13 @@
 // scheduling), then hands every loop and reduction fusion and every elementwise,
 // data-movement and reduce instruction to the LLVM code generator (replay/codegen); f32, bf16
 // and f16 dots and convolutions are library calls into OpenBLAS, gathers are row copies
-// (cpu_library_calls.h), and ffts run through Eigen's FFT (cpu_fft.h). Running walks the
-// optimised module with the reference evaluator's driver, which asks the compiled kernels and
-// library calls first: kernels run on a thread pool straight from the operands' buffers, and
-// what the generator and the library calls refused (scatter, sort, custom calls, collectives,
-// control flow, and the forms of gather, dot, convolution and fft the calls do not take; rng
+// (cpu_library_calls.h), ffts run through Eigen's FFT (cpu_fft.h), and sorts and scatters run
+// the interpreter's algorithms with their comparators and combiners compiled (cpu_sort_scatter.h).
+// Running walks the optimised module with the reference evaluator's driver, which asks the
+// compiled kernels and library calls first: kernels run on a thread pool straight from the
+// operands' buffers, and what the generator and the library calls refused (custom calls,
+// collectives, control flow, sorts and scatters whose comparator or combiner the generator
+// refuses, and the forms of gather, dot, convolution and fft the calls do not take; rng
 // is expanded into kernels by the pipeline) is computed by the interpreter for that
 // instruction, so a module always runs and never gives an answer the interpreter would not.
 // The summary says which instructions were not compiled and why.
@@ -22,6 +24,9 @@
 // |                  |                                                | in registers; vector    |
 // |                  |                                                | math; sums and products |
 // |                  |                                                | reduced in vector lanes |
+// | c64, c128        | as f32 and f64, for each of the two parts      | as their parts; complex |
+// |                  |                                                | functions run the       |
+// |                  |                                                | interpreter's formulas  |
 // | f16, bf16, f8*   | one unit in the last place of the type         | rounded per instruction |
 // |                  | (f16 2^-10, bf16 2^-7 relative)                | like the interpreter    |
 #ifndef HLOWB_REPLAY_BACKENDS_CPU_CPU_BACKEND_H_
@@ -75,11 +80,14 @@ struct CpuCompileStats {
   double codegen_seconds = 0;
   double total_seconds = 0;
   int64_t kernels = 0;
-  int64_t library_calls = 0;  // dots, convolutions (OpenBLAS), gathers (row copies), ffts (Eigen)
+  // Dots, convolutions (OpenBLAS), gathers (row copies), ffts (Eigen), sorts and scatters
+  // (compiled comparators and combiners).
+  int64_t library_calls = 0;
   int64_t interpreted = 0;    // instructions the interpreter computes (control flow excluded)
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
   int64_t corrupt_cache_entries = 0;
+  int64_t shared_kernels = 0;  // kernels running another kernel's identical compiled code
   // Why instructions were not compiled: "dot" -> 12, ...
   std::map<std::string, int64_t> interpreted_by_opcode;
   std::vector<std::string> dump_files;

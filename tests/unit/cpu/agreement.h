@@ -1,5 +1,6 @@
 // Agreement of a cpu platform result with the interpreter's: integers and pred bit for bit,
-// floats within CpuToleranceFor(type) (the table in cpu_backend.h).
+// floats within CpuToleranceFor(type) (the table in cpu_backend.h), complex values part by part
+// within their component type's tolerance.
 #ifndef HLOWB_TESTS_UNIT_CPU_AGREEMENT_H_
 #define HLOWB_TESTS_UNIT_CPU_AGREEMENT_H_
 
@@ -13,8 +14,9 @@
 
 namespace hlowb::testing {
 
+// Component `i` (an element, or for complex types a real or imaginary part) as a double.
 inline double ElementAsDouble(const Literal& l, int64_t i) {
-  PrimitiveType t = l.shape().element_type();
+  PrimitiveType t = ComplexComponentType(l.shape().element_type());
   if (t == PrimitiveType::kF32) return l.data_as<float>()[i];
   if (t == PrimitiveType::kF64) return l.data_as<double>()[i];
   return FloatBitsToDouble(t, l.GetBits(i));
@@ -43,7 +45,7 @@ inline std::string Disagreement(const Literal& want, const Literal& got, const s
     return where + ": shape differs";
   }
   const PrimitiveType t = want.shape().element_type();
-  if (!IsFloatingPoint(t)) {
+  if (!IsFloatingPoint(t) && !IsComplex(t)) {
     if (want.data() != got.data()) {
       for (int64_t i = 0; i < want.component_count(); ++i) {
         if (want.GetBits(i) != got.GetBits(i)) {
@@ -55,8 +57,8 @@ inline std::string Disagreement(const Literal& want, const Literal& got, const s
     }
     return "";
   }
-  const CpuTolerance tol = tolerance(t);
-  for (int64_t i = 0; i < want.element_count(); ++i) {
+  const CpuTolerance tol = tolerance(ComplexComponentType(t));
+  for (int64_t i = 0; i < want.component_count(); ++i) {
     double a = ElementAsDouble(want, i), b = ElementAsDouble(got, i);
     if (std::isnan(a) && std::isnan(b)) continue;
     if (a == b) continue;
@@ -64,8 +66,8 @@ inline std::string Disagreement(const Literal& want, const Literal& got, const s
         std::fabs(a - b) <= tol.absolute + tol.relative * std::fabs(a)) {
       continue;
     }
-    return where + ": element " + std::to_string(i) + " is " + std::to_string(b) +
-           ", the interpreter says " + std::to_string(a);
+    return where + (IsComplex(t) ? ": part " : ": element ") + std::to_string(i) + " is " +
+           std::to_string(b) + ", the interpreter says " + std::to_string(a);
   }
   return "";
 }

@@ -173,6 +173,88 @@ ENTRY e {
   EXPECT_EQ((*exe)->stats().kernels, 1);
 }
 
+// Complex and sub-byte integer kernels: what the emitter computes inline assembles; what
+// needs the host's std::complex helpers (divide, power, sign, transcendental functions) is
+// refused for the GPU, saying why.
+TEST(CudaPtx, ComplexAndSubByteKernelsAssembleOrAreRefusedWithTheReason) {
+  const std::string ptxas = testing::FindPtxas();
+  if (ptxas.empty()) GTEST_SKIP() << "no ptxas (CUDA toolkit) on this machine";
+  auto m = Parse(R"(
+HloModule m
+add {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT s = c64[] add(a, b)
+}
+fused {
+  re = f32[64,32] parameter(0)
+  im = f32[64,32] parameter(1)
+  z = c64[64,32] complex(re, im)
+  sq = c64[64,32] multiply(z, z)
+  k = c64[] constant((0.5, -1))
+  kk = c64[64,32] broadcast(k), dimensions={}
+  s = c64[64,32] subtract(sq, kk)
+  n = c64[64,32] negate(s)
+  w = c128[64,32] convert(n)
+  mag = f64[64,32] abs(w)
+  i = f64[64,32] imag(w)
+  ROOT out = f64[64,32] add(mag, i)
+}
+ENTRY e {
+  re = f32[64,32] parameter(0)
+  im = f32[64,32] parameter(1)
+  a = s4[64,32] parameter(2)
+  b = u2[64,32] parameter(3)
+  c = s1[64,32] parameter(4)
+  f = f64[64,32] fusion(re, im), kind=kLoop, calls=fused
+  z = c64[64,32] complex(re, im)
+  zero = c64[] constant((0, 0))
+  r = c64[64] reduce(z, zero), dimensions={1}, to_apply=add
+  col = c64[32] reduce(z, zero), dimensions={0}, to_apply=add
+  eq = pred[64,32] compare(z, z), direction=NE
+  sel = c64[64,32] select(eq, z, z)
+  t = c64[32,64] transpose(sel), dimensions={1,0}
+  div = c64[64,32] divide(z, z)
+  ex = c64[64,32] exponential(z)
+  sum = s4[64,32] add(a, a)
+  sh = s4[64,32] shift-right-logical(sum, a)
+  q = s4[64,32] divide(sh, a)
+  cv = s4[64,32] convert(re)
+  pc = u2[64,32] popcnt(b)
+  lz = u2[64,32] count-leading-zeros(b)
+  m1 = s1[64,32] multiply(c, c)
+  d1 = s1[64,32] divide(c, c)
+  w = s32[64,32] convert(d1)
+  ROOT out = (f64[64,32], c64[64], c64[32], c64[32,64], c64[64,32], c64[64,32], s4[64,32],
+              s4[64,32], u2[64,32], u2[64,32], s1[64,32], s32[64,32])
+      tuple(f, r, col, t, div, ex, q, cv, pc, lz, m1, w)
+})");
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(CountErrors(VerifyModule(*m)), 0);
+  std::vector<const Instruction*> instrs;
+  for (const Instruction* h : m->entry()->instructions()) {
+    const Opcode op = h->opcode();
+    if (op != Opcode::kParameter && op != Opcode::kConstant && op != Opcode::kTuple) {
+      instrs.push_back(h);
+    }
+  }
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    codegen::PtxOptions o;
+    o.gpu_arch = arch;
+    auto p = codegen::CompileToPtx(instrs, o);
+    ASSERT_TRUE(p.ok()) << p.status();
+    std::vector<std::string> refused;
+    for (const auto& r : p->refused) {
+      refused.push_back(r.instruction->name());
+      EXPECT_NE(r.reason.find("complex function helper"), std::string::npos) << r.reason;
+      EXPECT_NE(r.reason.find("no GPU version"), std::string::npos) << r.reason;
+    }
+    EXPECT_EQ(refused, (std::vector<std::string>{"div", "ex"}));
+    EXPECT_EQ(p->kernels.size(), instrs.size() - 2);
+    EXPECT_EQ(Ptxas(ptxas, p->ptx, arch, "complex and sub-byte kernels"), "");
+  }
+}
+
 TEST(CudaPtx, TargetsPastSm90AreClampedAndBadOnesRefused) {
   EXPECT_EQ(*codegen::ClampGpuArch("sm_100"), "sm_90");
   EXPECT_EQ(*codegen::ClampGpuArch("sm_90a"), "sm_90");

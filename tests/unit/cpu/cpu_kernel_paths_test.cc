@@ -1,0 +1,363 @@
+// Fast paths of the cpu kernels that must keep the interpreter's answers: wide values (f64,
+// 32- and 64-bit integers) rounded once to bf16 and f16 inline instead of through the runtime
+// converter, and f32/f64 sums reassociated into vector lanes (within the platform's float
+// tolerance) while other reducers keep the interpreter's order.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/float_types.h"
+#include "core/text/parser.h"
+#include "gtest/gtest.h"
+#include "replay/backends/cpu/cpu_backend.h"
+#include "replay/evaluator/evaluator.h"
+#include "tests/unit/cpu/agreement.h"
+
+namespace hlowb {
+namespace {
+
+std::unique_ptr<Module> Parse(const char* text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+Literal F64s(const std::vector<double>& v) {
+  Literal l = Literal::Uninitialized(Shape::Array(PrimitiveType::kF64, {static_cast<int64_t>(v.size())}));
+  for (size_t i = 0; i < v.size(); ++i) l.mutable_data_as<double>()[i] = v[i];
+  return l;
+}
+
+Literal S32s(const std::vector<int32_t>& v) {
+  Literal l = Literal::Uninitialized(Shape::Array(PrimitiveType::kS32, {static_cast<int64_t>(v.size())}));
+  for (size_t i = 0; i < v.size(); ++i) l.mutable_data_as<int32_t>()[i] = v[i];
+  return l;
+}
+
+// Values where rounding f64 to f32 first and then to the narrow type would give another answer
+// than rounding once (the f32 step lands exactly halfway), and the edges: ties, overflow,
+// subnormals, zeros, infinities and NaN.
+std::vector<double> TrapDoubles() {
+  const double inf = std::numeric_limits<double>::infinity();
+  return {1.0 + std::ldexp(1, -8) + std::ldexp(1, -30),   // bf16: rounds up, not to even
+          -(1.0 + std::ldexp(1, -8) + std::ldexp(1, -30)),
+          1.0 + std::ldexp(1, -11) + std::ldexp(1, -40),  // f16: rounds up
+          1.0 + std::ldexp(1, -8),                        // an exact bf16 tie: to even (1.0)
+          1.0 + 3 * std::ldexp(1, -8),                    // a tie that rounds up to even
+          3.3895313892515355e38,                          // bf16 max finite
+          3.4e38, 1e39, -1e300, 65504.0, 65520.0, 65519.99,  // overflow edges of bf16 and f16
+          std::ldexp(1, -133), std::ldexp(1.5, -134), std::ldexp(1, -150),  // bf16 subnormals
+          std::ldexp(1, -24), std::ldexp(1.5, -25), std::ldexp(1, -26),    // f16 subnormals
+          0.0, -0.0, inf, -inf, std::nan(""), 0.1, -2.718281828459045, 123456.789};
+}
+
+TEST(CpuKernelPaths, WideValuesRoundOnceToBf16AndF16) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+ENTRY e {
+  d = f64[26] parameter(0)
+  i = s32[8] parameter(1)
+  a = bf16[26] convert(d)
+  b = f16[26] convert(d)
+  c = bf16[8] convert(i)
+  f = f16[8] convert(i)
+  l = s64[8] convert(i)
+  k = u32[8] convert(i)
+  g = bf16[8] convert(l)
+  h = bf16[8] convert(k)
+  ROOT t = (bf16[26], f16[26], bf16[8], f16[8], bf16[8], bf16[8]) tuple(a, b, c, f, g, h)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const std::vector<double> doubles = TrapDoubles();
+  ASSERT_EQ(doubles.size(), 26u);
+  // 2^24 + 2^16 + 1: through f32 it becomes the bf16 tie 2^24 + 2^16 and then 2^24.
+  std::vector<Literal> args;
+  args.push_back(F64s(doubles));
+  args.push_back(S32s({(1 << 24) + (1 << 16) + 1, -((1 << 24) + (1 << 16) + 1), 2049, 65519,
+                       2147483647, -2147483647 - 1, 0, -3}));
+  CpuCompileOptions o;
+  auto exe = CpuExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+  // The kernels round inline: no call into the runtime converter is left for bf16 and f16.
+  auto ir = CpuKernelIr((*exe)->module(), /*optimized=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_EQ(ir->find("hlowb_f64_to_narrow"), std::string::npos);
+  auto want = EvaluateModule(*m, args);
+  auto got = (*exe)->Run(args, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  for (size_t k = 0; k < want->tuple_elements().size(); ++k) {
+    const Literal& w = want->tuple_elements()[k];
+    const Literal& g = got->tuple_elements()[k];
+    for (int64_t e = 0; e < w.element_count(); ++e) {
+      EXPECT_EQ(w.GetBits(e), g.GetBits(e)) << "output " << k << " element " << e;
+    }
+  }
+  // And the interpreter's answers are the single roundings themselves.
+  const Literal& bf = got->tuple_elements()[0];
+  EXPECT_EQ(bf.GetBits(0), 0x3f81u);  // 1 + 2^-7
+  EXPECT_EQ(bf.GetBits(1), 0xbf81u);
+  EXPECT_EQ(bf.GetBits(3), 0x3f80u);  // tie to even
+  EXPECT_EQ(bf.GetBits(4), 0x3f82u);
+  EXPECT_EQ(bf.GetBits(7), 0x7f80u);  // 1e39 overflows to infinity
+  const Literal& h = got->tuple_elements()[1];
+  EXPECT_EQ(h.GetBits(2), 0x3c01u);   // 1 + 2^-10
+  EXPECT_EQ(h.GetBits(9), 0x7bffu);   // 65504
+  EXPECT_EQ(h.GetBits(10), 0x7c00u);  // 65520 is the tie above 65504: infinity
+  const Literal& ci = got->tuple_elements()[2];
+  EXPECT_EQ(ci.GetBits(0), DoubleToFloatBits(PrimitiveType::kBF16, 16908288.0));  // 2^24 + 2^17
+  EXPECT_EQ(ci.GetBits(0), 0x4b81u);
+}
+
+constexpr char kReductions[] = R"(HloModule m
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+squares {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  yy = f32[] multiply(y, y)
+  ROOT s = f32[] add(x, yy)
+}
+ENTRY e {
+  a = f32[37,4099] parameter(0)
+  x = f32[37,4099] exponential(a)
+  z = f32[] constant(0)
+  s = f32[37] reduce(x, z), dimensions={1}, to_apply=sum
+  m = f32[37] reduce(a, z), dimensions={1}, to_apply=max
+  q = f32[37] reduce(a, z), dimensions={1}, to_apply=squares
+  ROOT t = (f32[37], f32[37], f32[37]) tuple(s, m, q)
+}
+)";
+
+TEST(CpuKernelPaths, RowSumsAreReassociatedOtherReducersAreNot) {
+  std::unique_ptr<Module> m = Parse(kReductions);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  Literal a = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {37, 4099}));
+  for (int64_t i = 0; i < a.element_count(); ++i) {
+    a.mutable_data_as<float>()[i] = static_cast<float>(3 * std::sin(0.37 * static_cast<double>(i)));
+  }
+  args.push_back(std::move(a));
+  CpuCompileOptions o;
+  auto exe = CpuExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+  auto ir = CpuKernelIr((*exe)->module(), /*optimized=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  // The plain sum's accumulation may be reassociated (and so vectorised); nothing else is.
+  size_t reassoc = 0;
+  for (size_t at = ir->find(" reassoc "); at != std::string::npos; at = ir->find(" reassoc ", at + 1)) {
+    ++reassoc;
+    const size_t line = ir->rfind('\n', at);
+    EXPECT_NE(ir->substr(line, at - line).find("fadd"), std::string::npos)
+        << ir->substr(line, 120);
+  }
+  EXPECT_EQ(reassoc, 1u) << *ir;
+  auto want = EvaluateModule(*m, args);
+  auto got = (*exe)->Run(args, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(testing::Disagreement(*want, *got, "reductions"), "");
+  // The maximum and the sum of squares keep the interpreter's order: bit for bit.
+  EXPECT_TRUE(want->tuple_elements()[1] == got->tuple_elements()[1]);
+  EXPECT_TRUE(want->tuple_elements()[2] == got->tuple_elements()[2]);
+}
+
+// f32 exp is inline (no slow path when lanes overflow): within 2 ulp of the interpreter's
+// everywhere it is finite and normal, exactly 0, infinity and NaN where those are the answer,
+// and within the tolerance where the result is subnormal.
+TEST(CpuKernelPaths, InlineExpIsAccurateAcrossTheWholeRange) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[20011] parameter(0)
+  ROOT x = f32[20011] exponential(a)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  Literal a = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {20011}));
+  float* v = a.mutable_data_as<float>();
+  for (int i = 0; i < 20000; ++i) v[i] = -110.0f + 200.0f * static_cast<float>(i) / 20000.0f;
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::nanf(""),
+                            88.7228317f, 88.7228394f, -103.972084f, -87.3365479f, 0.0f, -0.0f,
+                            1e-8f, -1e-8f};
+  for (int i = 0; i < 11; ++i) v[20000 + i] = specials[i];
+  std::vector<Literal> args;
+  args.push_back(std::move(a));
+  CpuCompileOptions o;
+  auto exe = CpuExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  // Inline: no call to the math library's exp is left in the kernel.
+  auto ir = CpuKernelIr((*exe)->module(), /*optimized=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_EQ(ir->find("llvm.exp"), std::string::npos);
+  EXPECT_EQ(ir->find("expf"), std::string::npos);
+  auto want = EvaluateModule(*m, args);
+  auto got = (*exe)->Run(args, {});
+  ASSERT_TRUE(want.ok() && got.ok());
+  const float* w = want->data_as<float>();
+  const float* g = got->data_as<float>();
+  for (int i = 0; i < 20011; ++i) {
+    if (std::isnan(w[i]) || std::isinf(w[i]) || w[i] == 0) {
+      EXPECT_EQ(std::isnan(w[i]), std::isnan(g[i])) << "exp(" << v[i] << ")";
+      if (!std::isnan(w[i])) {
+        EXPECT_EQ(w[i], g[i]) << "exp(" << v[i] << ")";
+      }
+      continue;
+    }
+    if (w[i] < std::numeric_limits<float>::min()) {  // subnormal: the table's absolute bound
+      EXPECT_LE(std::fabs(w[i] - g[i]), 1e-5) << "exp(" << v[i] << ")";
+      continue;
+    }
+    int32_t wb, gb;
+    std::memcpy(&wb, &w[i], 4);
+    std::memcpy(&gb, &g[i], 4);
+    EXPECT_LE(std::abs(wb - gb), 2) << "exp(" << v[i] << ") = " << w[i] << ", kernel " << g[i];
+  }
+}
+
+// f32 powers with a small integral constant exponent are multiplied out (no math library call)
+// and agree with the interpreter's powf to the last bit here, signs of negative bases, zeros,
+// infinities and NaN included.
+TEST(CpuKernelPaths, SmallIntegralPowersAreMultipliedOut) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+f {
+  x = f32[4099] parameter(0)
+  three = bf16[] constant(3)
+  t = f32[] convert(three)
+  e3 = f32[4099] broadcast(t), dimensions={}
+  p3 = f32[4099] power(x, e3)
+  m2 = f32[] constant(-2)
+  em2 = f32[4099] broadcast(m2), dimensions={}
+  pm2 = f32[4099] power(x, em2)
+  five = f32[] constant(5)
+  e5 = f32[4099] broadcast(five), dimensions={}
+  p5 = f32[4099] power(x, e5)
+  half = f32[] constant(0.5)
+  eh = f32[4099] broadcast(half), dimensions={}
+  ph = f32[4099] power(x, eh)
+  ROOT r = (f32[4099], f32[4099], f32[4099], f32[4099]) tuple(p3, pm2, p5, ph)
+}
+ENTRY e {
+  a = f32[4099] parameter(0)
+  ROOT f = (f32[4099], f32[4099], f32[4099], f32[4099]) fusion(a), kind=kLoop, calls=f
+}
+)");
+  ASSERT_NE(m, nullptr);
+  Literal a = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {4099}));
+  float* v = a.mutable_data_as<float>();
+  for (int i = 0; i < 4090; ++i) v[i] = static_cast<float>(-7.0 + 14.0 * i / 4090.0) * 1.37f;
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::nanf(""), 1e13f,
+                            -1e13f, 1e-30f, -3e-39f};
+  for (int i = 0; i < 9; ++i) v[4090 + i] = specials[i];
+  std::vector<Literal> args;
+  args.push_back(std::move(a));
+  CpuCompileOptions o;
+  o.run_hlo_passes = false;
+  auto exe = CpuExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+  auto ir = CpuKernelIr((*exe)->module(), /*optimized=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  // Only the 0.5 power still calls pow.
+  size_t calls = 0;
+  for (size_t at = ir->find("call float @llvm.pow"); at != std::string::npos;
+       at = ir->find("call float @llvm.pow", at + 1)) {
+    ++calls;
+  }
+  EXPECT_EQ(calls, 1u);
+  auto want = EvaluateModule(*m, args);
+  auto got = (*exe)->Run(args, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  int exact = 0, finite = 0;
+  for (int k = 0; k < 4; ++k) {
+    const float* w = want->tuple_elements()[k].data_as<float>();
+    const float* g = got->tuple_elements()[k].data_as<float>();
+    for (int i = 0; i < 4099; ++i) {
+      if (std::isnan(w[i])) {
+        EXPECT_TRUE(std::isnan(g[i])) << "output " << k << " at " << v[i];
+        continue;
+      }
+      EXPECT_EQ(std::signbit(w[i]), std::signbit(g[i])) << "output " << k << " at " << v[i];
+      if (std::isinf(w[i]) || w[i] == 0) {
+        EXPECT_EQ(w[i], g[i]) << "output " << k << " at " << v[i];
+        continue;
+      }
+      // glibc's powf is within 0.82 ulp, not always correctly rounded: one ulp apart at most.
+      int32_t wb, gb;
+      std::memcpy(&wb, &w[i], 4);
+      std::memcpy(&gb, &g[i], 4);
+      EXPECT_LE(std::abs(wb - gb), 1) << "output " << k << " at " << v[i];
+      exact += wb == gb;
+      ++finite;
+    }
+  }
+  EXPECT_GE(exact, finite - finite / 100) << exact << " of " << finite << " bit for bit";
+}
+
+// Fusions with the same code (a model's repeated layers) are optimised and compiled once and
+// run the same entry point; each still reads its own operands and constants.
+TEST(CpuKernelPaths, RepeatedKernelsShareTheirCompiledCode) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+f1 {
+  a = f32[64,33] parameter(0)
+  c = f32[33] constant({1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33})
+  b = f32[64,33] broadcast(c), dimensions={1}
+  ROOT r = f32[64,33] multiply(a, b)
+}
+f2 {
+  x = f32[64,33] parameter(0)
+  k = f32[33] constant({3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3})
+  y = f32[64,33] broadcast(k), dimensions={1}
+  ROOT z = f32[64,33] multiply(x, y)
+}
+f3 {
+  x = f32[64,33] parameter(0)
+  ROOT z = f32[64,33] add(x, x)
+}
+ENTRY e {
+  p = f32[64,33] parameter(0)
+  u = f32[64,33] fusion(p), kind=kLoop, calls=f1
+  v = f32[64,33] fusion(u), kind=kLoop, calls=f2
+  w = f32[64,33] fusion(v), kind=kLoop, calls=f3
+  ROOT t = (f32[64,33], f32[64,33], f32[64,33]) tuple(u, v, w)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  Literal p = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {64, 33}));
+  for (int64_t i = 0; i < p.element_count(); ++i) p.mutable_data_as<float>()[i] = 0.5f * i;
+  args.push_back(std::move(p));
+  CpuCompileOptions o;
+  o.run_hlo_passes = false;
+  auto exe = CpuExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().kernels, 3) << (*exe)->Summary();
+  EXPECT_EQ((*exe)->stats().shared_kernels, 1) << (*exe)->Summary();
+  EXPECT_NE((*exe)->Summary().find("3 kernels (2 distinct)"), std::string::npos)
+      << (*exe)->Summary();
+  auto want = EvaluateModule(*m, args);
+  auto got = (*exe)->Run(args, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*want == *got);
+}
+
+}  // namespace
+}  // namespace hlowb
