@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "replay/evaluator/eval_internal.h"
+#include "replay/evaluator/scatter_pairs.h"
 #include "replay/evaluator/semantics.h"
 
 namespace hlowb::eval {
@@ -115,22 +116,25 @@ absl::StatusOr<Literal> EvalGather(const Instruction& instr, const Literal& oper
   return out;
 }
 
-absl::StatusOr<Literal> EvalScatter(Evaluator& ev, const Instruction& instr, const Operands& ops) {
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ScatterPairs(const Instruction& instr,
+                                                                      const Shape& operand,
+                                                                      const Literal& indices,
+                                                                      const Shape& updates) {
   const auto& sdn = instr.attrs_or_default().scatter_dimension_numbers;
   if (!sdn) return Invalid(instr, "scatter without dimension numbers");
   const ScatterDimensionNumbers& d = *sdn;
-  if (ops.size() < 3 || ops.size() % 2 == 0) return Invalid(instr, "scatter operand count");
-  size_t n = (ops.size() - 1) / 2;
-  const Literal& indices = *ops[n];
-  const Shape& os = ops[0]->shape();
-  const Shape& us = ops[n + 1]->shape();
+  const Shape& os = operand;
+  const Shape& us = updates;
   int orank = os.rank(), irank = indices.shape().rank();
   int64_t ivd = d.index_vector_dim;
+  if (ivd < 0 || ivd > irank) return Invalid(instr, "index_vector_dim out of range");
   int64_t vec_len = ivd < irank ? indices.shape().dimension(ivd) : 1;
   if (vec_len != static_cast<int64_t>(d.scatter_dims_to_operand_dims.size())) {
     return Invalid(instr, "index vector length differs from scatter_dims_to_operand_dims");
   }
   for (int64_t x : d.scatter_dims_to_operand_dims) if (x < 0 || x >= orank) return Invalid(instr, "scatter_dims_to_operand_dims out of range");
+  for (int64_t x : d.input_batching_dims) if (x < 0 || x >= orank) return Invalid(instr, "input_batching_dims out of range");
+  for (int64_t x : d.update_window_dims) if (x < 0 || x >= us.rank()) return Invalid(instr, "update_window_dims out of range");
   std::vector<int64_t> window_operand_dims;
   for (int i = 0; i < orank; ++i) {
     if (!Contains(d.inserted_window_dims, i) && !Contains(d.input_batching_dims, i)) {
@@ -149,8 +153,11 @@ absl::StatusOr<Literal> EvalScatter(Evaluator& ev, const Instruction& instr, con
   if (idx_batch_dims.size() != update_scatter_dims.size()) {
     return Invalid(instr, "updates scatter rank differs from the indices' batch rank");
   }
+  if (d.scatter_indices_batching_dims.size() < d.input_batching_dims.size()) {
+    return Invalid(instr, "fewer scatter_indices_batching_dims than input_batching_dims");
+  }
   std::vector<int64_t> batching_pos(d.input_batching_dims.size());
-  for (size_t j = 0; j < d.scatter_indices_batching_dims.size() && j < batching_pos.size(); ++j) {
+  for (size_t j = 0; j < batching_pos.size(); ++j) {
     auto it = std::find(idx_batch_dims.begin(), idx_batch_dims.end(), d.scatter_indices_batching_dims[j]);
     if (it == idx_batch_dims.end()) return Invalid(instr, "bad scatter_indices_batching_dims");
     batching_pos[j] = it - idx_batch_dims.begin();
@@ -162,7 +169,8 @@ absl::StatusOr<Literal> EvalScatter(Evaluator& ev, const Instruction& instr, con
   }
   // (operand index, update index) pairs in update row-major order.
   std::vector<std::pair<int64_t, int64_t>> pairs;
-  if (ops[n + 1]->element_count() > 0) {
+  if (Product(us.dimensions()) > 0) {
+    pairs.reserve(static_cast<size_t>(Product(us.dimensions())));
     std::vector<int64_t> ostrides = RowMajorStrides(os.dimensions());
     std::vector<int64_t> istrides = RowMajorStrides(indices.shape().dimensions());
     std::vector<int64_t> idx(us.rank(), 0), batch(update_scatter_dims.size()), vec(vec_len),
@@ -191,6 +199,17 @@ absl::StatusOr<Literal> EvalScatter(Evaluator& ev, const Instruction& instr, con
       ++ui;
     } while (NextIndex(idx, us.dimensions()));
   }
+  return pairs;
+}
+
+absl::StatusOr<Literal> EvalScatter(Evaluator& ev, const Instruction& instr, const Operands& ops) {
+  if (ops.size() < 3 || ops.size() % 2 == 0) return Invalid(instr, "scatter operand count");
+  size_t n = (ops.size() - 1) / 2;
+  const Shape& os = ops[0]->shape();
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> listed =
+      ScatterPairs(instr, os, *ops[n], ops[n + 1]->shape());
+  if (!listed.ok()) return listed.status();
+  const std::vector<std::pair<int64_t, int64_t>>& pairs = *listed;
   std::vector<Literal> outs;
   for (size_t k = 0; k < n; ++k) {
     Literal o(Shape::Array(ops[k]->shape().element_type(), ops[k]->shape().dimensions()));

@@ -6,13 +6,10 @@
 
 #include "core/ir/attributes.h"
 #include "core/ir/computation.h"
+#include "replay/evaluator/scatter_pairs.h"
 
 namespace hlowb::cpu {
 namespace {
-
-bool Contains(const std::vector<int64_t>& v, int64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
 
 bool IsScalarOf(const Shape& s, PrimitiveType t) {
   return s.IsArray() && s.rank() == 0 && s.element_type() == t;
@@ -37,24 +34,6 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
   for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
   return s;
-}
-
-bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
-  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
-    if (++idx[d] < dims[d]) return true;
-    idx[d] = 0;
-  }
-  return false;
-}
-
-// The interpreter's reading of an index element (IndexValue): unsigned values above INT64_MAX
-// saturate.
-int64_t IndexAt(const Literal& l, int64_t i) {
-  if (IsUnsignedIntegral(l.shape().element_type())) {
-    const uint64_t v = l.GetBits(i);
-    return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
-  }
-  return l.GetInt(i);
 }
 
 Literal CopyOf(const Literal& from) {
@@ -211,7 +190,6 @@ std::optional<absl::StatusOr<Literal>> LibraryScatter(const Instruction& instr,
       static_cast<int>(operands.size()) != instr.operand_count()) {
     return std::nullopt;
   }
-  const ScatterDimensionNumbers& d = *instr.attrs_or_default().scatter_dimension_numbers;
   const size_t n = (operands.size() - 1) / 2;
   const std::vector<int64_t>& odims = instr.operand(0)->shape().dimensions();
   const std::vector<int64_t>& udims = instr.operand(static_cast<int>(n) + 1)->shape().dimensions();
@@ -226,94 +204,11 @@ std::optional<absl::StatusOr<Literal>> LibraryScatter(const Instruction& instr,
                    instr.operand(static_cast<int>(n))->shape().dimensions())) {
     return std::nullopt;
   }
-  // The interpreter's checks: what it calls malformed it reports itself.
-  const int orank = static_cast<int>(odims.size());
-  const int urank = static_cast<int>(udims.size());
-  const int irank = indices.shape().rank();
-  const int64_t ivd = d.index_vector_dim;
-  if (ivd < 0 || ivd > irank) return std::nullopt;
-  const int64_t vec_len = ivd < irank ? indices.shape().dimension(ivd) : 1;
-  if (vec_len != static_cast<int64_t>(d.scatter_dims_to_operand_dims.size())) return std::nullopt;
-  for (int64_t x : d.scatter_dims_to_operand_dims) {
-    if (x < 0 || x >= orank) return std::nullopt;
-  }
-  for (int64_t x : d.input_batching_dims) {
-    if (x < 0 || x >= orank) return std::nullopt;
-  }
-  std::vector<int64_t> window_operand_dims;
-  for (int i = 0; i < orank; ++i) {
-    if (!Contains(d.inserted_window_dims, i) && !Contains(d.input_batching_dims, i)) {
-      window_operand_dims.push_back(i);
-    }
-  }
-  if (window_operand_dims.size() != d.update_window_dims.size()) return std::nullopt;
-  for (int64_t x : d.update_window_dims) {
-    if (x < 0 || x >= urank) return std::nullopt;
-  }
-  std::vector<int64_t> update_scatter_dims;
-  for (int i = 0; i < urank; ++i) {
-    if (!Contains(d.update_window_dims, i)) update_scatter_dims.push_back(i);
-  }
-  std::vector<int64_t> idx_batch_dims;
-  for (int i = 0; i < irank; ++i) {
-    if (i != ivd) idx_batch_dims.push_back(i);
-  }
-  if (idx_batch_dims.size() != update_scatter_dims.size()) return std::nullopt;
-  if (d.scatter_indices_batching_dims.size() < d.input_batching_dims.size()) return std::nullopt;
-  std::vector<int64_t> batching_pos(d.input_batching_dims.size());
-  for (size_t j = 0; j < batching_pos.size(); ++j) {
-    auto it = std::find(idx_batch_dims.begin(), idx_batch_dims.end(),
-                        d.scatter_indices_batching_dims[j]);
-    if (it == idx_batch_dims.end()) return std::nullopt;
-    batching_pos[j] = it - idx_batch_dims.begin();
-  }
-  std::vector<int64_t> wsize(orank, 1);
-  for (size_t k = 0; k < d.update_window_dims.size(); ++k) {
-    wsize[window_operand_dims[k]] = udims[d.update_window_dims[k]];
-  }
-
-  // (operand element, update element) pairs in row-major order of the updates.
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  int64_t update_count = 1;
-  for (int64_t x : udims) update_count *= x;
-  if (update_count > 0) {
-    pairs.reserve(static_cast<size_t>(update_count));
-    const std::vector<int64_t> ostrides = RowMajorStrides(odims);
-    const std::vector<int64_t> istrides = RowMajorStrides(indices.shape().dimensions());
-    std::vector<int64_t> idx(urank, 0), batch(update_scatter_dims.size()), vec(vec_len),
-        start(orank);
-    int64_t ui = 0;
-    do {
-      int64_t base = 0;
-      for (size_t b = 0; b < update_scatter_dims.size(); ++b) {
-        batch[b] = idx[update_scatter_dims[b]];
-        base += batch[b] * istrides[idx_batch_dims[b]];
-      }
-      if (ivd >= irank) {
-        vec[0] = IndexAt(indices, base);
-      } else {
-        for (int64_t k = 0; k < vec_len; ++k) vec[k] = IndexAt(indices, base + k * istrides[ivd]);
-      }
-      std::fill(start.begin(), start.end(), 0);
-      for (int64_t k = 0; k < vec_len; ++k) start[d.scatter_dims_to_operand_dims[k]] = vec[k];
-      for (size_t j = 0; j < d.input_batching_dims.size(); ++j) {
-        start[d.input_batching_dims[j]] = batch[batching_pos[j]];
-      }
-      bool in_bounds = true;
-      for (int od = 0; od < orank; ++od) {
-        if (start[od] < 0 || start[od] > odims[od] - wsize[od]) in_bounds = false;
-      }
-      if (in_bounds) {
-        int64_t lin = 0;
-        for (int od = 0; od < orank; ++od) lin += start[od] * ostrides[od];
-        for (size_t k = 0; k < d.update_window_dims.size(); ++k) {
-          lin += idx[d.update_window_dims[k]] * ostrides[window_operand_dims[k]];
-        }
-        pairs.emplace_back(lin, ui);
-      }
-      ++ui;
-    } while (NextIndex(idx, udims));
-  }
+  // The updates' targets in the interpreter's order; what it calls malformed it reports itself.
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> listed = eval::ScatterPairs(
+      instr, instr.operand(0)->shape(), indices, instr.operand(static_cast<int>(n) + 1)->shape());
+  if (!listed.ok()) return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>>& pairs = *listed;
 
   std::vector<Literal> outs;
   std::vector<uint8_t*> out(n);
