@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -309,6 +310,45 @@ ENTRY e {
     }
   }
   EXPECT_GE(exact, finite - finite / 100) << exact << " of " << finite << " bit for bit";
+}
+
+// A batched dot whose products are too small for OpenBLAS's threads runs its batch elements
+// side by side on the pool: the same bits as on one thread, and the interpreter's values.
+TEST(CpuKernelPaths, BatchedDotsSplitTheBatchAcrossThreads) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[24,128,64] parameter(0)
+  b = f32[24,64,128] parameter(1)
+  ROOT d = f32[24,128,128] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  for (int p = 0; p < 2; ++p) {
+    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      x.mutable_data_as<float>()[i] = static_cast<float>(std::cos(0.01 * i + p));
+    }
+    args.push_back(std::move(x));
+  }
+  auto want = EvaluateModule(*m, args);
+  ASSERT_TRUE(want.ok()) << want.status();
+  std::optional<Literal> first;
+  for (int threads : {1, 2}) {
+    CpuCompileOptions o;
+    o.threads = threads;
+    auto exe = CpuExecutable::Compile(*m, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().library_calls, 1) << (*exe)->Summary();
+    auto got = (*exe)->Run(args, {});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(testing::Disagreement(*want, *got, "dot"), "");
+    if (first) {
+      EXPECT_TRUE(*first == *got);
+    } else {
+      first = std::move(*got);
+    }
+  }
 }
 
 // Fusions with the same code (a model's repeated layers) are optimised and compiled once and
