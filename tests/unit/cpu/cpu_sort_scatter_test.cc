@@ -358,32 +358,32 @@ TEST(CpuSortScatter, TimingAgainstInterpreter) {
   };
   std::vector<Case> cases;
   {
-    Case c{"sort f32[64,4096] + s32 index, two-key comparator", std::string("HloModule m\n") +
+    Case c{"sort f32[16,4096] + s32 index, two-key comparator", std::string("HloModule m\n") +
                kTwoKeyComparator + R"(
 ENTRY e {
-  k = f32[64,4096] parameter(0)
-  i = s32[64,4096] parameter(1)
-  ROOT s = (f32[64,4096], s32[64,4096]) sort(k, i), dimensions={1}, to_apply=cmp
+  k = f32[16,4096] parameter(0)
+  i = s32[16,4096] parameter(1)
+  ROOT s = (f32[16,4096], s32[16,4096]) sort(k, i), dimensions={1}, to_apply=cmp
 }
 )", {}};
-    c.args.push_back(Values(PrimitiveType::kF32, {64, 4096}, 30, -100000, 100000));
-    c.args.push_back(Iota(PrimitiveType::kS32, {64, 4096}));
+    c.args.push_back(Values(PrimitiveType::kF32, {16, 4096}, 30, -100000, 100000));
+    c.args.push_back(Iota(PrimitiveType::kS32, {16, 4096}));
     cases.push_back(std::move(c));
   }
   {
-    Case c{"scatter of 1M updates into f32[65536], (a + b) * 0.5 combiner",
+    Case c{"scatter of 256K updates into f32[65536], (a + b) * 0.5 combiner",
            std::string("HloModule m\n") + kAverageCombiner + R"(
 ENTRY e {
   o = f32[65536] parameter(0)
-  i = s32[1048576,1] parameter(1)
-  u = f32[1048576] parameter(2)
+  i = s32[262144,1] parameter(1)
+  u = f32[262144] parameter(2)
   ROOT s = f32[65536] scatter(o, i, u), update_window_dims={}, inserted_window_dims={0},
       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=comb
 }
 )", {}};
     c.args.push_back(Values(PrimitiveType::kF32, {65536}, 31, -20, 20, false));
-    c.args.push_back(Values(PrimitiveType::kS32, {1048576, 1}, 32, 0, 65535));
-    c.args.push_back(Values(PrimitiveType::kF32, {1048576}, 33, -400, 400, false));
+    c.args.push_back(Values(PrimitiveType::kS32, {262144, 1}, 32, 0, 65535));
+    c.args.push_back(Values(PrimitiveType::kF32, {262144}, 33, -400, 400, false));
     cases.push_back(std::move(c));
   }
   for (Case& c : cases) {
