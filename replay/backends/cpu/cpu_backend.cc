@@ -429,45 +429,44 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
   return [impl, elided_constant, constant_cache, own_cache, parallel_for](
              const Instruction& instr,
              const std::vector<const Literal*>& ops) -> std::optional<absl::StatusOr<Literal>> {
-    if (instr.opcode() == Opcode::kFft) {
-      if (ops.size() != 1) return std::nullopt;
-      try {
-        return cpu::LibraryFft(instr, *ops[0], parallel_for);
-      } catch (const std::bad_alloc&) {
-        // The double-precision copy of the data a transform works on is not in the memory budget.
-        return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
-            StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (fft)")));
-      }
-    }
-    if (instr.opcode() == Opcode::kSort || instr.opcode() == Opcode::kScatter) {
-      auto fn = impl->sort_scatter_fns.find(&instr);
-      if (fn == impl->sort_scatter_fns.end()) return std::nullopt;
-      try {
-        return instr.opcode() == Opcode::kSort
-                   ? cpu::LibrarySort(instr, ops, fn->second, parallel_for)
-                   : cpu::LibraryScatter(instr, ops, fn->second, parallel_for);
-      } catch (const std::bad_alloc&) {
-        return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
-            StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (",
-                   OpcodeName(instr.opcode()), ")")));
-      }
-    }
-    if (instr.opcode() == Opcode::kDot || instr.opcode() == Opcode::kConvolution ||
-        instr.opcode() == Opcode::kGather) {
-      if (ops.size() != 2) return std::nullopt;
-      try {
-        switch (instr.opcode()) {
-          case Opcode::kDot: return cpu::LibraryDot(instr, *ops[0], *ops[1], parallel_for);
-          case Opcode::kConvolution:
-            return cpu::LibraryConvolution(instr, *ops[0], *ops[1], parallel_for);
-          default: return cpu::LibraryGather(instr, *ops[0], *ops[1], parallel_for);
+    // Library calls: std::nullopt for what they do not take (the kernels or the interpreter
+    // compute it). The working buffers they allocate (f32 or f64 copies, unrolled windows,
+    // permutations) are outside the evaluator's memory budget, so running out of memory there
+    // is an error naming the instruction.
+    auto library_call = [&]() -> std::optional<absl::StatusOr<Literal>> {
+      switch (instr.opcode()) {
+        case Opcode::kFft:
+          if (ops.size() != 1) return std::nullopt;
+          return cpu::LibraryFft(instr, *ops[0], parallel_for);
+        case Opcode::kSort:
+        case Opcode::kScatter: {
+          auto fn = impl->sort_scatter_fns.find(&instr);
+          if (fn == impl->sort_scatter_fns.end()) return std::nullopt;
+          return instr.opcode() == Opcode::kSort
+                     ? cpu::LibrarySort(instr, ops, fn->second, parallel_for)
+                     : cpu::LibraryScatter(instr, ops, fn->second, parallel_for);
         }
-      } catch (const std::bad_alloc&) {
-        // The f32 copies and unrolled windows a call needs are not in the memory budget.
-        return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
-            StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (",
-                   OpcodeName(instr.opcode()), ")")));
+        case Opcode::kDot:
+        case Opcode::kConvolution:
+        case Opcode::kGather:
+          if (ops.size() != 2) return std::nullopt;
+          if (instr.opcode() == Opcode::kDot) {
+            return cpu::LibraryDot(instr, *ops[0], *ops[1], parallel_for);
+          }
+          if (instr.opcode() == Opcode::kConvolution) {
+            return cpu::LibraryConvolution(instr, *ops[0], *ops[1], parallel_for);
+          }
+          return cpu::LibraryGather(instr, *ops[0], *ops[1], parallel_for);
+        default:
+          return std::nullopt;
       }
+    };
+    try {
+      if (std::optional<absl::StatusOr<Literal>> r = library_call(); r.has_value()) return r;
+    } catch (const std::bad_alloc&) {
+      return absl::StatusOr<Literal>(absl::ResourceExhaustedError(
+          StrCat("cpu: out of memory for the working buffers of %", instr.name(), " (",
+                 OpcodeName(instr.opcode()), ")")));
     }
     auto it = impl->kernels.find(&instr);
     if (it == impl->kernels.end()) return std::nullopt;

@@ -27,12 +27,12 @@
 #include "core/ir/instruction.h"
 #include "core/ir/literal.h"
 #include "replay/backends/cpu/cpu_library_calls.h"
+#include "replay/codegen/cpu_jit.h"
 
 namespace hlowb::cpu {
 
-// A compiled scalar computation (codegen::ScalarFn): args[0..P) point to the parameters and
-// args[P..P+R) to where the results go, each one element in Literal's storage format.
-using ScalarFn = void (*)(void* const* args);
+// A compiled scalar computation (see codegen::ScalarFn).
+using ScalarFn = codegen::ScalarFn;
 
 // Whether LibrarySort or LibraryScatter computes `instr` (given operands of its operands' shapes
 // and a compiled comparator or combiner): its shapes and its computation's signature fit.
