@@ -739,7 +739,7 @@ class FusionRun {
           Instruction* producer = consumer->operand(k);
           if (!ShouldFuseCpu(*producer, *consumer, k)) continue;
           if (FusedSize(*consumer) + FusedSize(*producer) > kMaxFusedInstructions) continue;
-          const std::vector<Instruction*> users = fusion::LiveUsers(*editor_, producer, gone_);
+          std::vector<Instruction*> users = fusion::LiveUsers(*editor_, producer, gone_);
           bool others = producer == comp->root();
           for (const Instruction* u : users) others |= u != consumer;
           if (others) {
@@ -747,8 +747,11 @@ class FusionRun {
                 !CheapToDuplicate(*producer, /*cpu=*/true)) {
               continue;
             }
-            // Duplicate only what every user can take in.
+            // Duplicate only what every user can take in. A scalar constant is copied into
+            // every fusion that reads it whatever its other users are: a fusion that reads it
+            // as a parameter cannot fold it (a power's constant exponent, say).
             bool all = true;
+            if (IsScalarConstant(*producer)) users.clear();
             for (const Instruction* u : users) {
               if (u == consumer) continue;
               int idx = 0;

@@ -189,6 +189,8 @@ class Emitter {
   std::vector<Value*> buffer_ptrs_;
   std::vector<const Instruction*> constants_;
   int next_index_id_ = 1;
+  // The fused computation of the kernel being emitted (null for other kernels).
+  const Computation* kernel_computation_ = nullptr;
   // Memoised element values, one map per loop scope (values of an inner loop do not dominate
   // code after it).
   std::vector<std::map<std::pair<const Instruction*, int>, Value*>> memo_;
@@ -1106,7 +1108,11 @@ absl::StatusOr<std::vector<Value*>> Emitter::ReduceElems(const Instruction& h, c
 absl::StatusOr<Value*> Emitter::Elem(const Instruction& h, const Index& idx) {
   auto bound = bound_.find(&h);
   if (bound != bound_.end()) return bound->second;
-  auto key = std::make_pair(&h, idx.id);
+  // A scalar of the kernel's own computation does not depend on the position it is read at:
+  // one key for all. (Scalars of called computations depend on their arguments.)
+  const bool scalar = kernel_computation_ != nullptr && h.parent() == kernel_computation_ &&
+                      h.shape().IsArray() && h.shape().rank() == 0;
+  auto key = std::make_pair(&h, scalar ? -1 : idx.id);
   for (auto it = memo_.rbegin(); it != memo_.rend(); ++it) {
     auto f = it->find(key);
     if (f != it->end()) return f->second;
@@ -1692,6 +1698,24 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   memo_.emplace_back();
   multi_memo_.clear();
   multi_memo_.emplace_back();
+
+  // Reductions to a scalar are computed once, before any loop: read inside a loop (through a
+  // broadcast, or each operand of a concatenate that selects between them) they would
+  // otherwise run again for every element.
+  kernel_computation_ =
+      instr.opcode() == Opcode::kFusion ? instr.called_computations()[0] : nullptr;
+  if (kernel_computation_ != nullptr) {
+    for (const Instruction* h : kernel_computation_->instructions()) {
+      if (h->opcode() != Opcode::kReduce || !h->shape().IsArray() || h->shape().rank() != 0 ||
+          h->operand_count() != 2 || h->operand(0)->shape().rank() == 0) {
+        continue;
+      }
+      if (absl::StatusOr<Value*> v = Elem(*h, Scalar()); !v.ok()) {
+        cleanup();
+        return v.status();
+      }
+    }
+  }
 
   int64_t count = 1;
   for (int64_t d : dims) count *= d;

@@ -178,6 +178,68 @@ TEST(CpuKernelPaths, RowSumsAreReassociatedOtherReducersAreNot) {
   EXPECT_TRUE(want->tuple_elements()[2] == got->tuple_elements()[2]);
 }
 
+// Reductions to a scalar inside a fusion (a global norm: the sum of the sums of squares of
+// several arrays, gathered through a concatenate) are emitted once, before the loop over the
+// output, not inside it, where the concatenate's selects would run every operand's reduction
+// for each element of the outer reduction (and a larger output would run them per row).
+TEST(CpuKernelPaths, ScalarReductionsAreComputedOnceBeforeTheOutputLoop) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p0 = f32[4099] parameter(0)
+  p1 = f32[513,7] parameter(1)
+  z = f32[] constant(0)
+  q0 = f32[4099] multiply(p0, p0)
+  sum0 = f32[] reduce(q0, z), dimensions={0}, to_apply=add
+  q1 = f32[513,7] multiply(p1, p1)
+  sum1 = f32[] reduce(q1, z), dimensions={0,1}, to_apply=add
+  r0 = f32[1] reshape(sum0)
+  r1 = f32[1] reshape(sum1)
+  c = f32[2] concatenate(r0, r1), dimensions={0}
+  total = f32[] reduce(c, z), dimensions={0}, to_apply=add
+  ROOT norm = f32[] sqrt(total)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{4099}, std::vector<int64_t>{513, 7}}) {
+    Literal a = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, dims));
+    for (int64_t i = 0; i < a.element_count(); ++i) {
+      a.mutable_data_as<float>()[i] = static_cast<float>(std::cos(0.11 * static_cast<double>(i)));
+    }
+    args.push_back(std::move(a));
+  }
+  auto exe = CpuExecutable::Compile(*m, CpuCompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+  EXPECT_EQ((*exe)->stats().kernels, 1) << (*exe)->Summary();
+  auto ir = CpuKernelIr((*exe)->module(), /*optimized=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  // Blocks appear in the order they were made: the three reductions' loops come before the
+  // output loop, and none after it.
+  const size_t output_loop = ir->find("\nrows.header");
+  ASSERT_NE(output_loop, std::string::npos) << *ir;
+  auto count = [&](size_t from, size_t to) {
+    int n = 0;
+    for (size_t at = ir->find("\nred0.header", from); at != std::string::npos && at < to;
+         at = ir->find("\nred0.header", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count(0, output_loop), 3) << *ir;
+  EXPECT_EQ(count(output_loop, std::string::npos), 0) << *ir;
+  auto want = EvaluateModule(*m, args);
+  auto got = (*exe)->Run(args, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(testing::Disagreement(*want, *got, "global norm"), "");
+}
+
 // f32 exp is inline (no slow path when lanes overflow): within 2 ulp of the interpreter's
 // everywhere it is finite and normal, exactly 0, infinity and NaN where those are the answer,
 // and within the tolerance where the result is subnormal.

@@ -303,6 +303,45 @@ ENTRY e {
 )");
 }
 
+// A scalar constant goes into every fusion that reads it, even when one of its users is an
+// instruction outside any fusion at the time (here the broadcast, copied into the first fusion
+// before the second takes it): a fusion that read it as a parameter could not fold it (a
+// power's constant exponent, say).
+TEST(InstructionFusionTest, CpuCopiesScalarConstantsIntoEveryFusionThatReadsThem) {
+  std::unique_ptr<Module> m = ParseOrDie(R"(
+HloModule m
+
+ENTRY e {
+  p0 = f32[8]{0} parameter(0)
+  c = f32[] constant(3)
+  b = f32[8]{0} broadcast(c), dimensions={}
+  add = f32[8]{0} add(p0, b)
+  power = f32[8]{0} power(p0, b)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(add, power)
+}
+)");
+  InstructionFusion pass("cpu");
+  PassContext context = MakeTestContext();
+  absl::StatusOr<bool> changed = pass.Run(m.get(), context);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  int fusions = 0;
+  for (const Instruction* h : m->entry()->instructions()) {
+    if (h->opcode() != Opcode::kFusion) continue;
+    ++fusions;
+    for (const Instruction* o : h->operands()) {
+      EXPECT_NE(o->opcode(), Opcode::kConstant) << h->name() << " reads a constant operand";
+    }
+    int constants = 0;
+    for (const Instruction* f : h->called_computations()[0]->instructions()) {
+      constants += f->opcode() == Opcode::kConstant;
+    }
+    EXPECT_EQ(constants, 1) << h->name();
+  }
+  EXPECT_EQ(fusions, 2);
+  EXPECT_EQ(CountErrors(VerifyModule(*m)), 0);
+}
+
 TEST(InstructionFusionTest, CpuCopiesACheapScalingOfADotIntoEveryUser) {
   // Attention's scaled scores: the scaling reads a dot, which no loop fusion takes in, so a
   // copy of it in each user adds one multiply per element and saves a kernel and a round trip.
