@@ -90,7 +90,11 @@ const std::map<std::string, PassFactory, std::less<>>& Registry() {
       {"priority-fusion",
        [](std::string_view) { return std::make_unique<InstructionFusion>("gpu"); }},
       {"reshape-mover", Plain<ReshapeMover>()},
-      {"rng-bit-generator-expander", Plain<RngBitGeneratorExpander>()},
+      {"rng-bit-generator-expander",
+       [](std::string_view p) {
+         // The cpu platform computes philox with a library call (cpu_library_calls.h).
+         return std::make_unique<RngBitGeneratorExpander>(/*keep_philox=*/p == "cpu");
+       }},
       {"rng-expander", Plain<RngExpander>()},
       {"simplify-conditional", Plain<ConditionalSimplifier>()},
       {"simplify-sorts", Plain<SortSimplifier>()},

@@ -326,9 +326,13 @@ absl::StatusOr<bool> RngBitGeneratorExpander::Run(Module* module, PassContext& c
   for (const auto& comp : module->computations()) {
     std::vector<Instruction*> targets;
     for (Instruction* instr : comp->instructions()) {
-      if (instr->opcode() == Opcode::kRngBitGenerator && Expandable(*instr)) {
-        targets.push_back(instr);
+      if (instr->opcode() != Opcode::kRngBitGenerator || !Expandable(*instr)) continue;
+      const RandomAlgorithm algorithm = instr->attrs_or_default().rng_algorithm;
+      if (keep_philox_ &&
+          (algorithm == RandomAlgorithm::kPhilox || algorithm == RandomAlgorithm::kDefault)) {
+        continue;
       }
+      targets.push_back(instr);
     }
     if (targets.empty()) continue;
     ComputationEditor editor(comp.get(), &names);

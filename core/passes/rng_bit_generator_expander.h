@@ -25,8 +25,15 @@ namespace hlowb {
 
 class RngBitGeneratorExpander : public HloPass {
  public:
+  // keep_philox: leave philox (and default-algorithm) generators alone, for a platform that
+  // computes them with a library call (the cpu platform: the counter blocks in parallel,
+  // instead of the rounds unrolled into integer HLO and recomputed for each word).
+  explicit RngBitGeneratorExpander(bool keep_philox = false) : keep_philox_(keep_philox) {}
   std::string_view name() const override { return "rng-bit-generator-expander"; }
   absl::StatusOr<bool> Run(Module* module, PassContext& context) override;
+
+ private:
+  bool keep_philox_ = false;
 };
 
 }  // namespace hlowb

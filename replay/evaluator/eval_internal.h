@@ -193,7 +193,14 @@ class Evaluator {
  private:
   struct Plan {
     std::unordered_map<const Instruction*, int> index;
-    std::vector<int> last_use;  // instruction index of the last user, -1 none
+    // Instruction index of the last user, -1 none. A get-tuple-element reads its element in
+    // place, so a tuple's last use also covers the last uses of the get-tuple-elements that
+    // read it (and of theirs).
+    std::vector<int> last_use;
+    // Values that in-place get-tuple-elements point into: never moved into a tuple.
+    std::vector<char> pinned;
+    // The values to release after each instruction (those whose last use it is).
+    std::vector<std::vector<int>> releases;
   };
   const Plan& GetPlan(const Computation& c);
   // Where operand k of `instr` sits in its computation's plan; -1 when it is not there.

@@ -76,11 +76,31 @@ const Evaluator::Plan& Evaluator::GetPlan(const Computation& c) {
   Plan plan;
   const auto& instrs = c.instructions();
   for (size_t i = 0; i < instrs.size(); ++i) plan.index[instrs[i]] = static_cast<int>(i);
-  plan.last_use.assign(instrs.size(), -1);
-  for (size_t i = 0; i < instrs.size(); ++i) {
+  const int n = static_cast<int>(instrs.size());
+  plan.last_use.assign(n, -1);
+  plan.pinned.assign(n, 0);
+  plan.releases.assign(n, {});
+  for (int i = 0; i < n; ++i) {
     for (const Instruction* op : instrs[i]->operands()) {
       auto f = plan.index.find(op);
-      if (f != plan.index.end()) plan.last_use[f->second] = static_cast<int>(i);
+      if (f != plan.index.end()) plan.last_use[f->second] = i;
+    }
+  }
+  // Get-tuple-elements read in place (Run): the tuple stays until their readers are done.
+  // Users come after their operands, so one pass from the end carries chains along.
+  for (int i = n - 1; i >= 0; --i) {
+    const Instruction* h = instrs[i];
+    if (h->opcode() != Opcode::kGetTupleElement || h->operand_count() != 1) continue;
+    auto f = plan.index.find(h->operand(0));
+    if (f == plan.index.end()) continue;
+    plan.pinned[f->second] = 1;
+    // The root is read after the last instruction (index n: never released).
+    const int until = h == c.root() ? n : plan.last_use[i];
+    plan.last_use[f->second] = std::max(plan.last_use[f->second], until);
+  }
+  for (int j = 0; j < n; ++j) {
+    if (plan.last_use[j] >= 0 && plan.last_use[j] < n && instrs[j] != c.root()) {
+      plan.releases[plan.last_use[j]].push_back(j);
     }
   }
   return plans_.emplace(&c, std::move(plan)).first->second;
@@ -198,12 +218,13 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
                              instr.operand_count() == 1
                              ? OperandSlot(plan, instr, 0)
                              : -1;
-               j >= 0 && values[j] != nullptr && values[j] != &owned[j] &&
-               values[j]->shape().IsTuple() && instr.tuple_index() >= 0 &&
+               j >= 0 && values[j] != nullptr && values[j]->shape().IsTuple() &&
+               instr.tuple_index() >= 0 &&
                instr.tuple_index() < static_cast<int64_t>(values[j]->tuple_elements().size())) {
-      // An element of a value this frame does not own (an argument, a constant, or an element
-      // of one) outlives the frame: it is read in place rather than copied. A while body's
-      // reads of its loop state are such elements.
+      // Elements are read in place, not copied: an element of a value this frame does not own
+      // (an argument, a constant, or an element of one; a while body's reads of its loop
+      // state) outlives the frame, and a tuple this frame computed stays until the readers of
+      // its elements are done (the plan's last uses).
       values[i] = &values[j]->tuple_elements()[instr.tuple_index()];
     } else if (instr.opcode() == Opcode::kTuple) {
       // A tuple takes over the values whose last reader it is instead of copying them.
@@ -218,7 +239,8 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
         for (int m = k + 1; m < instr.operand_count(); ++m) {
           used_again |= instr.operand(m) == instr.operand(k);
         }
-        if (!used_again && plan.last_use[o] == i && instrs[o] != root && values[o] == &owned[o]) {
+        if (!used_again && plan.last_use[o] == i && !plan.pinned[o] && instrs[o] != root &&
+            values[o] == &owned[o]) {
           elements.push_back(std::move(owned[o]));
           owned[o] = Literal();
           values[o] = nullptr;
@@ -279,10 +301,9 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
       ev.loop_iteration = loop_iteration_;
       options_.on_instruction(ev);
     }
-    // Release operands whose last user this was (never the root).
-    for (const Instruction* o : instr.operands()) {
-      int j = plan.index.at(o);
-      if (plan.last_use[j] == i && instrs[j] != root && values[j] == &owned[j]) {
+    // Release the values whose last user this was (never the root).
+    for (int j : plan.releases[i]) {
+      if (values[j] == &owned[j]) {
         owned[j] = Literal();
         values[j] = nullptr;
         live_bytes_ -= bytes[j];

@@ -348,6 +348,17 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
         ++impl.stats.library_calls;
         continue;
       }
+      if (h->opcode() == Opcode::kRngBitGenerator) {
+        if (cpu::LibraryTakes(*h)) {
+          ++impl.stats.library_calls;
+        } else {
+          ++impl.stats.interpreted;
+          ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
+          impl.not_compiled.emplace_back(
+              h->name(), "the library call takes philox generators of 8- to 64-bit types");
+        }
+        continue;
+      }
       if (!IsKernelCandidate(*h) && impl.sort_scatter_fns.count(h) > 0) {
         ++impl.stats.library_calls;  // a variadic sort or scatter: not among the refused
         continue;
@@ -438,6 +449,9 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
         case Opcode::kFft:
           if (ops.size() != 1) return std::nullopt;
           return cpu::LibraryFft(instr, *ops[0], parallel_for);
+        case Opcode::kRngBitGenerator:
+          if (ops.size() != 1) return std::nullopt;
+          return cpu::LibraryRngBitGenerator(instr, *ops[0], parallel_for);
         case Opcode::kSort:
         case Opcode::kScatter: {
           auto fn = impl->sort_scatter_fns.find(&instr);

@@ -3,14 +3,17 @@
 // scheduling), then hands every loop and reduction fusion and every elementwise,
 // data-movement and reduce instruction to the LLVM code generator (replay/codegen); f32, bf16
 // and f16 dots and convolutions are library calls into OpenBLAS, gathers are row copies
-// (cpu_library_calls.h), ffts run through Eigen's FFT (cpu_fft.h), and sorts and scatters run
-// the interpreter's algorithms with their comparators and combiners compiled (cpu_sort_scatter.h).
+// (cpu_library_calls.h), philox rng-bit-generators are a parallel library call with the
+// interpreter's generator (cpu_library_calls.h), ffts run through Eigen's FFT (cpu_fft.h), and
+// sorts and scatters run the interpreter's algorithms with their comparators and combiners
+// compiled (cpu_sort_scatter.h).
 // Running walks the optimised module with the reference evaluator's driver, which asks the
 // compiled kernels and library calls first: kernels run on a thread pool straight from the
 // operands' buffers, and what the generator and the library calls refused (custom calls,
 // collectives, control flow, sorts and scatters whose comparator or combiner the generator
-// refuses, and the forms of gather, dot, convolution and fft the calls do not take; rng
-// is expanded into kernels by the pipeline) is computed by the interpreter for that
+// refuses, and the forms of gather, dot, convolution and fft the calls do not take; rng is
+// turned into rng-bit-generator and arithmetic by the pipeline, which also unrolls three-fry
+// generators into kernels) is computed by the interpreter for that
 // instruction, so a module always runs and never gives an answer the interpreter would not.
 // The summary says which instructions were not compiled and why.
 //

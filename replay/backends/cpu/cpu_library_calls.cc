@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/ir/attributes.h"
 #include "core/ir/float_types.h"
 #include "replay/backends/cpu/cpu_fft.h"
+#include "replay/evaluator/prng.h"
 
 namespace hlowb::cpu {
 namespace {
@@ -695,8 +697,92 @@ std::optional<absl::StatusOr<Literal>> LibraryGather(const Instruction& instr,
   return absl::StatusOr<Literal>(std::move(out));
 }
 
+namespace {
+
+// The bits array of a philox rng-bit-generator this call computes: 8-, 16-, 32- and 64-bit
+// element types (not pred, complex or sub-byte), u64[2] or u64[3] state.
+bool RngBitGeneratorTaken(const Instruction& instr) {
+  if (instr.opcode() != Opcode::kRngBitGenerator || instr.operand_count() != 1) return false;
+  const RandomAlgorithm a = instr.attrs_or_default().rng_algorithm;
+  if (a != RandomAlgorithm::kDefault && a != RandomAlgorithm::kPhilox) return false;
+  const Shape& rs = instr.shape();
+  if (!rs.IsTuple() || rs.tuple_count() != 2 || !rs.tuple_shape(0).IsArray() ||
+      !rs.tuple_shape(1).IsArray()) {
+    return false;
+  }
+  const Shape& ss = instr.operand(0)->shape();
+  if (!ss.IsArray() || ss.element_type() != PrimitiveType::kU64 || ss.rank() != 1 ||
+      ss.dimensions()[0] < 2 || ss.dimensions()[0] > 3 || !(rs.tuple_shape(0) == ss)) {
+    return false;
+  }
+  const PrimitiveType t = rs.tuple_shape(1).element_type();
+  const int width = BitWidth(t);
+  return t != PrimitiveType::kPred && !IsComplex(t) &&
+         (width == 8 || width == 16 || width == 32 || width == 64) &&
+         rs.tuple_shape(1).ElementCount() > 0;
+}
+
+// Stores the low bytes of `v` as one element of `bytes` bytes (the interpreter's SetBits for
+// 8- to 64-bit types on a little-endian host).
+inline void StoreLow(uint8_t* dst, int bytes, uint64_t v) { std::memcpy(dst, &v, bytes); }
+
+}  // namespace
+
+std::optional<absl::StatusOr<Literal>> LibraryRngBitGenerator(const Instruction& instr,
+                                                              const Literal& state,
+                                                              const ParallelFor& parallel_for) {
+  if (!RngBitGeneratorTaken(instr) || !(state.shape() == instr.operand(0)->shape()) ||
+      state.elided()) {
+    return std::nullopt;
+  }
+  const Shape& bits_shape = instr.shape().tuple_shape(1);
+  const int width = BitWidth(bits_shape.element_type());
+  const int bytes = width / 8;
+  const int64_t state_size = state.shape().dimensions()[0];
+  const uint64_t* st = state.data_as<uint64_t>();
+  const uint64_t key = st[0];
+  const uint64_t low = st[1];
+  const uint64_t high = state_size >= 3 ? st[2] : key;
+  const int64_t n = bits_shape.ElementCount();
+  const int64_t words = width == 64 ? 2 * n : n;
+  const int64_t blocks = (words + 3) / 4;
+
+  Literal new_state = Literal::Uninitialized(state.shape());
+  uint64_t* ns = new_state.mutable_data_as<uint64_t>();
+  for (int64_t i = 0; i < state_size; ++i) ns[i] = st[i];
+  const uint64_t new_low = low + static_cast<uint64_t>(blocks);
+  ns[1] = new_low;
+  if (state_size >= 3) ns[2] = high + (new_low < low ? 1 : 0);
+
+  Literal bits = Literal::Uninitialized(bits_shape);
+  uint8_t* out = bits.mutable_data()->data();
+  // Block b gives elements 4b..4b+3 (64-bit results: 2b and 2b+1, low word first), as the
+  // interpreter lays them out; blocks are independent, so they split across the pool.
+  parallel_for(blocks, 1 << 14, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const uint64_t lo = low + static_cast<uint64_t>(b);
+      const uint64_t hi = high + (lo < low ? 1 : 0);
+      const eval::Words4 w = eval::Philox4x32(lo, hi, key);
+      if (width == 64) {
+        for (int k = 0; k < 2 && b * 2 + k < n; ++k) {
+          StoreLow(out + (b * 2 + k) * 8, 8, uint64_t{w.w[2 * k]} | (uint64_t{w.w[2 * k + 1]} << 32));
+        }
+      } else if (width == 32 && b * 4 + 3 < n) {
+        std::memcpy(out + b * 16, w.w, 16);
+      } else {
+        for (int k = 0; k < 4 && b * 4 + k < n; ++k) StoreLow(out + (b * 4 + k) * bytes, bytes, w.w[k]);
+      }
+    }
+  });
+  Literal result(instr.shape(), /*allocate=*/false);
+  (*result.mutable_tuple_elements())[0] = std::move(new_state);
+  (*result.mutable_tuple_elements())[1] = std::move(bits);
+  return absl::StatusOr<Literal>(std::move(result));
+}
+
 bool LibraryTakes(const Instruction& instr) {
   if (LibraryFftTakes(instr)) return true;
+  if (RngBitGeneratorTaken(instr)) return true;
   if (instr.operand_count() != 2) return false;
   const Shape& l = instr.operand(0)->shape();
   const Shape& r = instr.operand(1)->shape();

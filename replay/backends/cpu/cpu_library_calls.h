@@ -32,7 +32,8 @@ namespace hlowb::cpu {
 using ParallelFor =
     std::function<void(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>&)>;
 
-// Whether LibraryDot, LibraryConvolution, LibraryGather or LibraryFft (cpu_fft.h) computes
+// Whether LibraryDot, LibraryConvolution, LibraryGather, LibraryRngBitGenerator or LibraryFft
+// (cpu_fft.h) computes
 // `instr` (given operands of its operands' shapes).
 bool LibraryTakes(const Instruction& instr);
 
@@ -52,6 +53,13 @@ std::optional<absl::StatusOr<Literal>> LibraryConvolution(const Instruction& ins
 std::optional<absl::StatusOr<Literal>> LibraryGather(const Instruction& instr,
                                                      const Literal& operand, const Literal& indices,
                                                      const ParallelFor& parallel_for);
+
+// A philox (or default-algorithm) rng-bit-generator with 8- to 64-bit results: the
+// interpreter's counter-based philox 4x32 (replay/evaluator/prng.h), bit for bit, with the
+// counter blocks split across the pool; std::nullopt for three-fry and other result types.
+std::optional<absl::StatusOr<Literal>> LibraryRngBitGenerator(const Instruction& instr,
+                                                              const Literal& state,
+                                                              const ParallelFor& parallel_for);
 
 }  // namespace hlowb::cpu
 

@@ -139,6 +139,64 @@ TEST(CpuLibraryCalls, GathersAsRowCopies) {
   for (const Case& c : cases) RunCase(c, 1);
 }
 
+// Philox rng-bit-generators run as a library call with the interpreter's generator: bit for
+// bit (bits and new state) for every result width, both state forms, counters whose low word
+// wraps into the high word, and element counts that end inside a block of four words.
+TEST(CpuLibraryCalls, PhiloxBitsAreTheInterpretersBitForBit) {
+  struct Rng {
+    const char* name;
+    const char* state;   // the state constant's shape and value
+    const char* result;  // the rng-bit-generator's result shape
+  };
+  const Rng cases[] = {
+      {"u32, u64[2]", "u64[2] constant({42, 7})", "(u64[2], u32[3,1001])"},
+      {"u64, u64[3]", "u64[3] constant({5, 18446744073709551614, 3})", "(u64[3], u64[257])"},
+      {"u8 and a wrapping counter", "u64[3] constant({9, 18446744073709551615, 0})",
+       "(u64[3], u8[70001])"},
+      {"s16", "u64[2] constant({1, 2})", "(u64[2], s16[33,3])"},
+      {"f32 bits, default algorithm", "u64[2] constant({3, 4})", "(u64[2], f32[4096])"},
+  };
+  for (const Rng& c : cases) {
+    SCOPED_TRACE(c.name);
+    const bool default_algorithm = std::string(c.name).find("default") != std::string::npos;
+    const std::string text = std::string("HloModule m\nENTRY e {\n  s = ") + c.state +
+                             "\n  ROOT r = " + c.result + " rng-bit-generator(s), algorithm=" +
+                             (default_algorithm ? "rng_default" : "rng_philox") + "\n}\n";
+    auto m = ParseModule(text);
+    ASSERT_TRUE(m.ok()) << m.status() << "\n" << text;
+    CpuCompileOptions co;  // the cpu pipeline keeps philox for the library call
+    auto exe = CpuExecutable::Compile(**m, co);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().library_calls, 1) << (*exe)->Summary();
+    EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+    auto want = EvaluateModule(**m, {});
+    ASSERT_TRUE(want.ok()) << want.status();
+    auto got = (*exe)->Run({}, {});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(*want == *got) << Disagreement(*want, *got, c.name);
+  }
+}
+
+// Three-fry is not the call's: the cpu pipeline unrolls it into kernels, which agree too.
+TEST(CpuLibraryCalls, ThreeFryIsExpandedIntoKernels) {
+  auto m = ParseModule(R"(HloModule m
+ENTRY e {
+  s = u64[2] constant({11, 12})
+  ROOT r = (u64[2], u32[64,33]) rng-bit-generator(s), algorithm=rng_three_fry
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto exe = CpuExecutable::Compile(**m, CpuCompileOptions{});
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().library_calls, 0) << (*exe)->Summary();
+  EXPECT_GT((*exe)->stats().kernels, 0) << (*exe)->Summary();
+  auto want = EvaluateModule(**m, {});
+  auto got = (*exe)->Run({}, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*want == *got) << Disagreement(*want, *got, "three-fry");
+}
+
 TEST(CpuLibraryCalls, GatherClampsStartsLikeTheInterpreter) {
   auto m = ParseModule(R"(HloModule g
 ENTRY e {

@@ -129,5 +129,75 @@ ENTRY e {
   }
 }
 
+// A get-tuple-element of a tuple the computation made itself (a while loop's result, a
+// generator's (state, bits)) reads the element in place: it shares the tuple's storage, the
+// tuple stays until the readers of its elements are done (a get-tuple-element of a
+// get-tuple-element, the root among them), and a tuple that an element is read from is copied,
+// not taken apart, when another tuple reads it whole.
+TEST(LoopState, ElementsOfAComputedTupleAreReadInPlace) {
+  auto m = ParseModule(R"(HloModule gte
+ENTRY e {
+  x = f32[1000] parameter(0)
+  y = f32[1000] negate(x)
+  inner = (f32[1000], f32[1000]) tuple(x, y)
+  outer = ((f32[1000], f32[1000]), f32[1000]) tuple(inner, x)
+  a = (f32[1000], f32[1000]) get-tuple-element(outer), index=0
+  whole = (((f32[1000], f32[1000]), f32[1000])) tuple(outer)
+  b = f32[1000] get-tuple-element(a), index=1
+  c = f32[1000] add(b, x)
+  d = f32[1000] get-tuple-element(a), index=0
+  ROOT r = (f32[1000], f32[1000], f32[1000], (((f32[1000], f32[1000]), f32[1000]))) tuple(c, d, b, whole)
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<Literal> args;
+  args.push_back(Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {1000})));
+  for (int i = 0; i < 1000; ++i) args[0].mutable_data_as<float>()[i] = 0.5f * static_cast<float>(i);
+  const uint8_t* outer_y = nullptr;
+  const uint8_t* b_data = nullptr;
+  EvaluatorOptions o;
+  o.on_instruction = [&](const InstructionEvent& ev) {
+    if (ev.instruction->name() == "outer") {
+      outer_y = ev.result->tuple_elements()[0].tuple_elements()[1].data().data();
+    }
+    if (ev.instruction->name() == "b") b_data = ev.result->data().data();
+  };
+  absl::StatusOr<Literal> r = EvaluateModule(**m, args, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_NE(outer_y, nullptr);
+  EXPECT_EQ(b_data, outer_y) << "b copied its element instead of reading it in place";
+  const auto& e = r->tuple_elements();
+  ASSERT_EQ(e.size(), 4u);
+  const auto& w = e[3].tuple_elements()[0];
+  for (int i = 0; i < 1000; ++i) {
+    const float x = 0.5f * static_cast<float>(i);
+    EXPECT_EQ(e[0].data_as<float>()[i], 0.0f);  // -x + x
+    EXPECT_EQ(e[1].data_as<float>()[i], x);
+    EXPECT_EQ(e[2].data_as<float>()[i], -x);
+    EXPECT_EQ(w.tuple_elements()[0].tuple_elements()[0].data_as<float>()[i], x);
+    EXPECT_EQ(w.tuple_elements()[0].tuple_elements()[1].data_as<float>()[i], -x);
+    EXPECT_EQ(w.tuple_elements()[1].data_as<float>()[i], x);
+  }
+  // The root itself an element of a computed tuple.
+  auto root_gte = ParseModule(R"(HloModule root
+ENTRY e {
+  x = f32[8] parameter(0)
+  y = f32[8] negate(x)
+  p = (f32[8], f32[8]) tuple(y, x)
+  t = (f32[8], (f32[8], f32[8])) tuple(x, p)
+  u = (f32[8], f32[8]) get-tuple-element(t), index=1
+  ROOT v = f32[8] get-tuple-element(u), index=0
+}
+)");
+  ASSERT_TRUE(root_gte.ok()) << root_gte.status();
+  std::vector<Literal> a8;
+  a8.push_back(Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {8})));
+  for (int i = 0; i < 8; ++i) a8[0].mutable_data_as<float>()[i] = static_cast<float>(i + 1);
+  absl::StatusOr<Literal> v = EvaluateModule(**root_gte, a8);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->shape().dimensions(), std::vector<int64_t>{8});
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(v->data_as<float>()[i], -static_cast<float>(i + 1));
+}
+
 }  // namespace
 }  // namespace hlowb
