@@ -413,6 +413,50 @@ ENTRY e {
   }
 }
 
+// Narrow products with many rows (N < 256) run as one GEMM per block of rows on the pool; the
+// blocks cover every row once, whichever operand is transposed, and each row's sums are the
+// same whatever the split.
+TEST(CpuKernelPaths, NarrowProductsSplitTheirRowsAcrossThreads) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4099,128] parameter(0)
+  b = f32[128,96] parameter(1)
+  t = f32[128,4099] parameter(2)
+  plain = f32[4099,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  lhs_transposed = f32[4099,96] dot(t, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT r = (f32[4099,96], f32[4099,96]) tuple(plain, lhs_transposed)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  for (int p = 0; p < 3; ++p) {
+    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      // Positive values: sums without cancellation, so f32 GEMMs meet the f32 tolerance.
+      x.mutable_data_as<float>()[i] = static_cast<float>(1.5 + std::sin(0.003 * i + p));
+    }
+    args.push_back(std::move(x));
+  }
+  auto want = EvaluateModule(*m, args);
+  ASSERT_TRUE(want.ok()) << want.status();
+  std::optional<Literal> first;
+  for (int threads : {1, 2}) {
+    CpuCompileOptions o;
+    o.threads = threads;
+    auto exe = CpuExecutable::Compile(*m, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().library_calls, 2) << (*exe)->Summary();
+    auto got = (*exe)->Run(args, {});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(testing::Disagreement(*want, *got, "narrow dots"), "");
+    if (first) {
+      EXPECT_TRUE(*first == *got);
+    } else {
+      first = std::move(*got);
+    }
+  }
+}
+
 // Fusions with the same code (a model's repeated layers) are optimised and compiled once and
 // run the same entry point; each still reads its own operands and constants.
 TEST(CpuKernelPaths, RepeatedKernelsShareTheirCompiledCode) {
