@@ -374,6 +374,30 @@ ENTRY e {
   EXPECT_GE(exact, finite - finite / 100) << exact << " of " << finite << " bit for bit";
 }
 
+// Runs `m` (whose dots are `library_calls` library calls) on pools of one and two threads:
+// both agree with the interpreter and with each other bit for bit.
+void ExpectLibraryDotsAgreeOnOneAndTwoThreads(const Module& m, const std::vector<Literal>& args,
+                                              int64_t library_calls, const char* name) {
+  auto want = EvaluateModule(m, args);
+  ASSERT_TRUE(want.ok()) << want.status();
+  std::optional<Literal> first;
+  for (int threads : {1, 2}) {
+    CpuCompileOptions o;
+    o.threads = threads;
+    auto exe = CpuExecutable::Compile(m, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().library_calls, library_calls) << (*exe)->Summary();
+    auto got = (*exe)->Run(args, {});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(testing::Disagreement(*want, *got, name), "");
+    if (first) {
+      EXPECT_TRUE(*first == *got) << name << ": one and two threads differ";
+    } else {
+      first = std::move(*got);
+    }
+  }
+}
+
 // A batched dot whose products are too small for OpenBLAS's threads runs its batch elements
 // side by side on the pool: the same bits as on one thread, and the interpreter's values.
 TEST(CpuKernelPaths, BatchedDotsSplitTheBatchAcrossThreads) {
@@ -393,24 +417,7 @@ ENTRY e {
     }
     args.push_back(std::move(x));
   }
-  auto want = EvaluateModule(*m, args);
-  ASSERT_TRUE(want.ok()) << want.status();
-  std::optional<Literal> first;
-  for (int threads : {1, 2}) {
-    CpuCompileOptions o;
-    o.threads = threads;
-    auto exe = CpuExecutable::Compile(*m, o);
-    ASSERT_TRUE(exe.ok()) << exe.status();
-    EXPECT_EQ((*exe)->stats().library_calls, 1) << (*exe)->Summary();
-    auto got = (*exe)->Run(args, {});
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(testing::Disagreement(*want, *got, "dot"), "");
-    if (first) {
-      EXPECT_TRUE(*first == *got);
-    } else {
-      first = std::move(*got);
-    }
-  }
+  ExpectLibraryDotsAgreeOnOneAndTwoThreads(*m, args, 1, "dot");
 }
 
 // Narrow products with many rows (N < 256) run as one GEMM per block of rows on the pool; the
@@ -437,24 +444,7 @@ ENTRY e {
     }
     args.push_back(std::move(x));
   }
-  auto want = EvaluateModule(*m, args);
-  ASSERT_TRUE(want.ok()) << want.status();
-  std::optional<Literal> first;
-  for (int threads : {1, 2}) {
-    CpuCompileOptions o;
-    o.threads = threads;
-    auto exe = CpuExecutable::Compile(*m, o);
-    ASSERT_TRUE(exe.ok()) << exe.status();
-    EXPECT_EQ((*exe)->stats().library_calls, 2) << (*exe)->Summary();
-    auto got = (*exe)->Run(args, {});
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(testing::Disagreement(*want, *got, "narrow dots"), "");
-    if (first) {
-      EXPECT_TRUE(*first == *got);
-    } else {
-      first = std::move(*got);
-    }
-  }
+  ExpectLibraryDotsAgreeOnOneAndTwoThreads(*m, args, 2, "narrow dots");
 }
 
 // Fusions with the same code (a model's repeated layers) are optimised and compiled once and
