@@ -34,18 +34,16 @@ inline double SystemLoad() {
   return f.readLine().split(' ').value(0).toDouble();
 }
 
-// The UI thread's time on a CPU and time waiting for one, in ms, from the kernel's scheduler
-// statistics; false where they cannot be read.
-inline bool ReadSchedStat(double* on_cpu_ms, double* waiting_ms) {
+// The calling thread's total time waiting for a CPU while runnable, in ms, from the kernel's
+// scheduler statistics; false where they cannot be read.
+inline bool ReadRunQueueWait(double* waiting_ms) {
   FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
   if (f == nullptr) return false;
   unsigned long long run_ns = 0, wait_ns = 0;
   const bool ok = std::fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2;
   std::fclose(f);
-  if (!ok) return false;
-  *on_cpu_ms = static_cast<double>(run_ns) / 1e6;
-  *waiting_ms = static_cast<double>(wait_ns) / 1e6;
-  return true;
+  if (ok) *waiting_ms = static_cast<double>(wait_ns) / 1e6;
+  return ok;
 }
 
 class LatencyProbe {
@@ -58,8 +56,7 @@ class LatencyProbe {
     clock_.start();
     last_ = clock_.elapsed();
     last_cpu_ = ThreadCpuMs();
-    double on_cpu = 0;
-    has_schedstat_ = ReadSchedStat(&on_cpu, &last_wait_);
+    has_schedstat_ = ReadRunQueueWait(&last_wait_);
     timer_.start();
   }
   void Stop() {
@@ -88,8 +85,8 @@ class LatencyProbe {
     const double cpu = ThreadCpuMs();
     double waited = 0;
     if (has_schedstat_) {
-      double on_cpu = 0, wait = 0;
-      if (ReadSchedStat(&on_cpu, &wait)) {
+      double wait = 0;
+      if (ReadRunQueueWait(&wait)) {
         waited = std::max(0.0, wait - last_wait_);
         last_wait_ = wait;
       }

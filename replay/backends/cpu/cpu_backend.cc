@@ -339,38 +339,27 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
     for (codegen::RefusedInstruction& r : refused2) final_refused.push_back(std::move(r));
   }
   impl.stats.codegen_seconds = Since(cg_start);
-  // What the interpreter computes: refused candidates, custom calls, and the dots and
-  // convolutions the library calls do not take.
+  // What the interpreter computes: refused candidates, custom calls, and the dots,
+  // convolutions and rng-bit-generators the library calls do not take.
   for (const auto& c : impl.module->computations()) {
     for (const Instruction* h : c->instructions()) {
       const bool product = h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution;
-      if (product && cpu::LibraryTakes(*h)) {
-        ++impl.stats.library_calls;
+      const bool rng = h->opcode() == Opcode::kRngBitGenerator;
+      if (((product || rng) && cpu::LibraryTakes(*h)) ||
+          (!IsKernelCandidate(*h) && impl.sort_scatter_fns.count(h) > 0)) {
+        ++impl.stats.library_calls;  // variadic sorts and scatters are not among the refused
         continue;
       }
-      if (h->opcode() == Opcode::kRngBitGenerator) {
-        if (cpu::LibraryTakes(*h)) {
-          ++impl.stats.library_calls;
-        } else {
-          ++impl.stats.interpreted;
-          ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
-          impl.not_compiled.emplace_back(
-              h->name(), "the library call takes philox generators of 8- to 64-bit types");
-        }
-        continue;
-      }
-      if (!IsKernelCandidate(*h) && impl.sort_scatter_fns.count(h) > 0) {
-        ++impl.stats.library_calls;  // a variadic sort or scatter: not among the refused
-        continue;
-      }
-      if (product || h->opcode() == Opcode::kCustomCall) {
-        ++impl.stats.interpreted;
-        ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
-        if (product) {
-          impl.not_compiled.emplace_back(
-              h->name(), "the library calls take f32, bf16 and f16 dots and convolutions "
-                         "(no batch groups, sparsity or empty shapes)");
-        }
+      if (!product && !rng && h->opcode() != Opcode::kCustomCall) continue;
+      ++impl.stats.interpreted;
+      ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
+      if (product) {
+        impl.not_compiled.emplace_back(
+            h->name(), "the library calls take f32, bf16 and f16 dots and convolutions "
+                       "(no batch groups, sparsity or empty shapes)");
+      } else if (rng) {
+        impl.not_compiled.emplace_back(
+            h->name(), "the library call takes philox generators of 8- to 64-bit types");
       }
     }
   }
