@@ -217,6 +217,14 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                           ConstantCache* cache) {
       return exe->Visit([&](const auto& e) { return e.Hook(std::move(elided), cache); });
     };
+    if (exe->cpu != nullptr) {
+      const CpuExecutable* cpu = exe->cpu.get();
+      run.make_in_place_hook = [cpu](
+                                   std::function<absl::StatusOr<Literal>(const Instruction&)> elided,
+                                   ConstantCache* cache) {
+        return cpu->InPlaceHook(std::move(elided), cache);
+      };
+    }
     return run;
   };
 

@@ -231,6 +231,26 @@ bool CanUpdateOperandInPlace(const Instruction& user, const Instruction& operand
   return SameSizedElements(user.shape(), operand.shape());
 }
 
+int InPlaceUpdatedOperand(const Instruction& instr) {
+  if (instr.opcode() == Opcode::kDynamicUpdateSlice) {
+    return instr.operand_count() > 0 && CanUpdateOperandInPlace(instr, *instr.operand(0)) ? 0
+                                                                                            : -1;
+  }
+  if (instr.opcode() != Opcode::kFusion || instr.called_computations().size() != 1 ||
+      instr.called_computations()[0] == nullptr) {
+    return -1;
+  }
+  const Instruction* root = instr.called_computations()[0]->root();
+  if (root == nullptr || root->opcode() != Opcode::kDynamicUpdateSlice ||
+      root->operand_count() < 2 || root->operand(0)->opcode() != Opcode::kParameter) {
+    return -1;
+  }
+  const int64_t k = root->operand(0)->parameter_number();
+  if (k < 0 || k >= instr.operand_count()) return -1;
+  return FusionCanUpdateInPlace(instr, *instr.operand(static_cast<int>(k))) ? static_cast<int>(k)
+                                                                            : -1;
+}
+
 namespace {
 
 class Inserter {

@@ -30,6 +30,12 @@ namespace hlowb {
 // dynamic-update-slice). Copy insertion and buffer assignment share this rule.
 bool CanUpdateOperandInPlace(const Instruction& user, const Instruction& operand);
 
+// The operand whose storage a dynamic-update-slice, or a loop fusion whose root is one, can
+// become its result with only the updated elements written (the first operand of the
+// dynamic-update-slice, read nowhere else in the instruction); -1 for other instructions.
+// The runtimes update in place when nothing reads that operand's value afterwards.
+int InPlaceUpdatedOperand(const Instruction& instr);
+
 class CopyInsertion : public HloPass {
  public:
   std::string_view name() const override { return "copy-insertion"; }

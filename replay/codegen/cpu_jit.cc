@@ -373,7 +373,7 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
             first_with_code.emplace(chunk.code[k], &chunk.kernels[k].info.function_name);
         if (!inserted) {
           chunk.runs[k] = *it->second;
-          ++impl.stats.shared_kernels;
+          if (chunk.kernels[k].info.in_place_operand < 0) ++impl.stats.shared_kernels;
         }
       }
     }
@@ -492,8 +492,8 @@ absl::StatusOr<std::vector<KernelInfo>> CpuJit::Compile(
                                           ErrorText(addr.takeError())));
       }
       kernel.info.fn = addr->toPtr<KernelFn>();
+      ++(kernel.info.in_place_operand < 0 ? impl.stats.kernels : impl.stats.in_place_kernels);
       out.push_back(std::move(kernel.info));
-      ++impl.stats.kernels;
     }
   }
   impl.stats.link_seconds += Since(link_start);

@@ -47,6 +47,12 @@ struct KernelInfo {
   // Rough work per output element (instructions, times the reduced elements for reductions),
   // for deciding how finely to split a kernel across threads.
   int64_t cost_per_element = 1;
+  // An in-place form (CPU only) of a dynamic-update-slice, or of a fusion whose root is one: the
+  // output buffer is the storage of operand `in_place_operand` (InPlaceUpdatedOperand), which
+  // the kernel never reads, and it writes only the updated elements; its iteration space is the
+  // update's elements. -1 for ordinary kernels. Compile returns it after the instruction's
+  // ordinary kernel.
+  int in_place_operand = -1;
   KernelFn fn = nullptr;
 };
 
@@ -81,6 +87,8 @@ struct JitStats {
   // Kernels whose code is the same as an earlier kernel's (repeated layers of a model): they run
   // that kernel's compiled code, and only the distinct kernels are optimised and compiled.
   int64_t shared_kernels = 0;
+  // In-place forms compiled besides the kernels (not counted in `kernels`).
+  int64_t in_place_kernels = 0;
   double emit_seconds = 0;
   double optimize_and_codegen_seconds = 0;  // summed over compile threads
   double link_seconds = 0;

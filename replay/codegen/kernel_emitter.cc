@@ -32,6 +32,7 @@
 #include "core/ir/computation.h"
 #include "core/ir/float_types.h"
 #include "core/ir/primitive_type.h"
+#include "core/passes/copy_insertion.h"
 #include "core/support/strings.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
@@ -85,7 +86,10 @@ class Emitter {
       : module_(module), ctx_(module->getContext()), b_(ctx_),
         elements_per_call_(elements_per_call), element_stride_(element_stride) {}
 
-  absl::StatusOr<KernelInfo> EmitKernel(const Instruction& instr, const std::string& name);
+  // With `in_place`, the in-place form of a dynamic-update-slice or of a fusion whose root is
+  // one (KernelInfo::in_place_operand), or Unimplemented when it has none.
+  absl::StatusOr<KernelInfo> EmitKernel(const Instruction& instr, const std::string& name,
+                                        bool in_place = false);
   // `void name(ptr args)` computing the scalar computation `c` (see EmitScalarFunctions).
   absl::Status EmitScalarFunction(const Computation& c, const std::string& name);
 
@@ -129,6 +133,10 @@ class Emitter {
   absl::StatusOr<std::vector<Value*>> CallScalar(const Computation& c,
                                                  const std::vector<Value*>& args);
   absl::StatusOr<Value*> Load(const Instruction& h, int buffer, const Index& idx);
+  // The start indices of dynamic-slice or dynamic-update-slice `h` (operands from `first_index`,
+  // one integer scalar per dimension), clamped so that a block of `sizes` fits the operand.
+  absl::StatusOr<std::vector<Value*>> ClampedStarts(const Instruction& h, int first_index,
+                                                    const std::vector<int64_t>& sizes);
   // A value loaded with StorageType(t) as the compute value.
   Value* FromStorage(PrimitiveType t, Value* raw);
   Value* Store(PrimitiveType t, Value* v, Value* ptr, Value* linear);
@@ -1397,19 +1405,10 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
         return Refuse(h, "needs one scalar start index per dimension");
       }
       const Shape* us = update ? &h.operand(1)->shape() : nullptr;
-      std::vector<Value*> starts;
-      for (int d = 0; d < os.rank(); ++d) {
-        const Instruction& si = *h.operand(first_index + d);
-        if (si.shape().rank() != 0 || !IsIntegral(si.shape().element_type())) {
-          return Refuse(h, "start indices must be integer scalars");
-        }
-        absl::StatusOr<Value*> s = Elem(si, Scalar());
-        if (!s.ok()) return s.status();
-        Value* s64 = IsSignedIntegral(si.shape().element_type()) ? b_.CreateSExtOrTrunc(*s, I64())
-                                                                  : b_.CreateZExtOrTrunc(*s, I64());
-        int64_t size = update ? us->dimension(d) : shape.dimension(d);
-        starts.push_back(Clamp(s64, 0, std::max<int64_t>(0, os.dimension(d) - size)));
-      }
+      absl::StatusOr<std::vector<Value*>> clamped =
+          ClampedStarts(h, first_index, update ? us->dimensions() : shape.dimensions());
+      if (!clamped.ok()) return clamped.status();
+      const std::vector<Value*>& starts = *clamped;
       if (!update) {
         std::vector<Value*> m;
         for (int d = 0; d < os.rank(); ++d) m.push_back(b_.CreateAdd(starts[d], idx.multi[d]));
@@ -1457,6 +1456,28 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
 // for (i = begin; i < end;) { row = i / inner; j0 = i % inner; for j in [j0, min(inner,
 // j0 + end - i)) body(index of row, j); i += ... }: the inner loop runs along the last
 // dimension, so loads and stores there are contiguous and vectorise.
+absl::StatusOr<std::vector<Value*>> Emitter::ClampedStarts(const Instruction& h, int first_index,
+                                                           const std::vector<int64_t>& sizes) {
+  const Shape& os = h.operand(0)->shape();
+  if (h.operand_count() != first_index + os.rank() ||
+      static_cast<int>(sizes.size()) != os.rank()) {
+    return Refuse(h, "needs one scalar start index per dimension");
+  }
+  std::vector<Value*> starts;
+  for (int d = 0; d < os.rank(); ++d) {
+    const Instruction& si = *h.operand(first_index + d);
+    if (si.shape().rank() != 0 || !IsIntegral(si.shape().element_type())) {
+      return Refuse(h, "start indices must be integer scalars");
+    }
+    absl::StatusOr<Value*> s = Elem(si, Scalar());
+    if (!s.ok()) return s.status();
+    Value* s64 = IsSignedIntegral(si.shape().element_type()) ? b_.CreateSExtOrTrunc(*s, I64())
+                                                              : b_.CreateZExtOrTrunc(*s, I64());
+    starts.push_back(Clamp(s64, 0, std::max<int64_t>(0, os.dimension(d) - sizes[d])));
+  }
+  return starts;
+}
+
 absl::Status Emitter::OutputRange(Value* begin, Value* end, const std::vector<int64_t>& dims,
                                   const std::function<absl::Status(const Index&)>& body) {
   const int64_t inner = dims.empty() ? 1 : std::max<int64_t>(1, dims.back());
@@ -1584,7 +1605,8 @@ absl::Status KernelOutputs(const Instruction& instr, const Instruction*& body_ro
   return absl::OkStatus();
 }
 
-absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const std::string& name) {
+absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const std::string& name,
+                                               bool in_place) {
   KernelInfo info;
   info.instruction = &instr;
   info.function_name = name;
@@ -1596,6 +1618,18 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
     if (kind != FusionKind::kLoop && kind != FusionKind::kInput) {
       return Refuse(instr, "only loop and input (reduction) fusions are compiled");
     }
+  }
+  // The in-place form: the output already holds the updated operand (its storage is that
+  // operand's, which nothing else in the kernel reads), and the root dynamic-update-slice
+  // writes only its update there.
+  const Instruction* update = nullptr;
+  if (in_place) {
+    info.in_place_operand = InPlaceUpdatedOperand(instr);
+    if (info.in_place_operand < 0 || elements_per_call_ != 0 || outputs.size() != 1 ||
+        outputs[0]->opcode() != Opcode::kDynamicUpdateSlice || !outputs[0]->shape().IsArray()) {
+      return Refuse(instr, "no in-place form");
+    }
+    update = outputs[0];
   }
   // Output arrays and the shared iteration shape.
   std::vector<PrimitiveType> out_types;
@@ -1717,10 +1751,13 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
     }
   }
 
+  const std::vector<int64_t> out_dims = dims;
+  if (update != nullptr) dims = update->operand(1)->shape().dimensions();
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   absl::Status st;
-  const Instruction* column_reduce = elements_per_call_ > 0 ? nullptr : ColumnReduction(outputs);
+  const Instruction* column_reduce =
+      elements_per_call_ > 0 || update != nullptr ? nullptr : ColumnReduction(outputs);
   // The values of one output element, in output-buffer order, and their stores.
   auto compute = [&](const Index& idx) -> absl::StatusOr<std::vector<Value*>> {
     std::vector<Value*> values;
@@ -1748,7 +1785,25 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
     store(idx, *values);
     return absl::OkStatus();
   };
-  if (column_reduce != nullptr) {
+  if (update != nullptr) {
+    // Each update element at its place: the clamped starts plus its index, row-major in the
+    // output. The starts are computed once, before the loop.
+    absl::StatusOr<std::vector<Value*>> starts = ClampedStarts(*update, 2, dims);
+    st = starts.status();
+    if (st.ok()) {
+      st = OutputRange(begin, end, dims, [&](const Index& idx) -> absl::Status {
+        absl::StatusOr<Value*> v = Elem(*update->operand(1), idx);
+        if (!v.ok()) return v.status();
+        Value* linear = C64(0);
+        for (size_t d = 0; d < out_dims.size(); ++d) {
+          linear = b_.CreateAdd(b_.CreateMul(linear, C64(out_dims[d])),
+                                b_.CreateAdd((*starts)[d], idx.multi[d]));
+        }
+        Store(out_types[0], *v, buffer_ptrs_[num_inputs], linear);
+        return absl::OkStatus();
+      });
+    }
+  } else if (column_reduce != nullptr) {
     st = EmitColumnReduction(*column_reduce, out_types[0], buffer_ptrs_[num_inputs], begin, end);
   } else if (elements_per_call_ == 1) {
     st = each(MakeFromLinear(dims, begin));
@@ -1936,6 +1991,16 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
       continue;
     }
     emitted->push_back({*std::move(info), first_index + static_cast<int>(k)});
+    // CPU kernels of in-place updates get their in-place form too, right after.
+    if (elements_per_call == 0 && InPlaceUpdatedOperand(instr) >= 0) {
+      Emitter in_place(module, 0, 1);
+      absl::StatusOr<KernelInfo> alt = in_place.EmitKernel(instr, name + "_in_place", true);
+      if (alt.ok()) {
+        emitted->push_back({*std::move(alt), first_index + static_cast<int>(k)});
+      } else if (alt.status().code() != absl::StatusCode::kUnimplemented) {
+        return alt.status();
+      }
+    }
   }
   return absl::OkStatus();
 }

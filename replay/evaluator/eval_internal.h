@@ -10,8 +10,10 @@
 #ifndef HLOWB_REPLAY_EVALUATOR_EVAL_INTERNAL_H_
 #define HLOWB_REPLAY_EVALUATOR_EVAL_INTERNAL_H_
 
+#include <chrono>
 #include <complex>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -208,6 +210,19 @@ class Evaluator {
   // Whether instruction i may take over operand o's value from the donated loop state.
   static bool DonatedElementIsFree(const Plan& plan, const std::vector<Instruction*>& instrs,
                                    const Literal* donated, const Operands& args, int i, int o);
+  // Computes instruction i in the storage of the operand it updates in place
+  // (EvaluatorOptions::compiled_in_place) when that operand's value may be taken over; sets its
+  // value. std::nullopt: not in place, nothing changed.
+  std::optional<absl::Status> RunInPlace(const Plan& plan, const std::vector<Instruction*>& instrs,
+                                         const Operands& args, Literal* donated, int i,
+                                         std::vector<Literal>& owned,
+                                         std::vector<const Literal*>& values,
+                                         std::vector<uint64_t>& bytes, Operands& ops);
+  // After instruction i of a run: its on_instruction event, the release of the values it read
+  // for the last time, and progress.
+  void ReportAndRelease(const Plan& plan, const Instruction& instr, int i, bool is_top, int n,
+                        std::chrono::steady_clock::time_point start, std::vector<Literal>& owned,
+                        std::vector<const Literal*>& values, std::vector<uint64_t>& bytes);
   absl::StatusOr<Literal> Dispatch(const Instruction& instr, const Operands& ops);
   absl::StatusOr<Literal> EvalWhile(const Instruction& instr, const Operands& ops);
   // infeed, outfeed, send, recv and their -done forms, through options_.host_transfer.
@@ -233,6 +248,10 @@ absl::StatusOr<Literal> EvalBitcastConvert(const Instruction& instr, const Liter
 absl::StatusOr<Literal> EvalReducePrecision(const Instruction& instr, const Literal& x);
 absl::StatusOr<Literal> EvalStochasticConvert(const Instruction& instr, const Operands& ops);
 absl::StatusOr<Literal> EvalIota(const Instruction& instr);
+// A dynamic-update-slice written into `*operand` (the value of its first operand, taken over
+// because nothing reads it afterwards), which becomes the result.
+absl::Status EvalDynamicUpdateSliceInPlace(const Instruction& instr, const Operands& ops,
+                                           Literal* operand);
 absl::StatusOr<Literal> EvalMap(Evaluator& ev, const Instruction& instr, const Operands& ops);
 // Applies a binary opcode elementwise to two same-typed literals (used by fast reducers too).
 absl::StatusOr<Literal> ApplyBinaryOp(Opcode op, const Literal& a, const Literal& b,

@@ -7,6 +7,7 @@
 // instead (the -done ops stay here: they only unpack their -start value).
 #include <chrono>
 
+#include "core/passes/copy_insertion.h"
 #include "core/text/printer.h"
 #include "replay/evaluator/eval_internal.h"
 
@@ -269,6 +270,17 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
         }
         ops.push_back(values[f->second]);
       }
+      // In place: a dynamic-update-slice (or a fusion whose root is one) whose updated operand
+      // is read for the last time takes that operand's storage over and writes only the
+      // updated elements (a loop that stacks one row per iteration then costs the row, not
+      // the whole array, each time).
+      if (std::optional<absl::Status> st = RunInPlace(plan, instrs, args, donated, i, owned,
+                                                      values, bytes, ops);
+          st.has_value()) {
+        if (!st->ok()) return Annotate(*st, instr);
+        ReportAndRelease(plan, instr, i, is_top, n, start, owned, values, bytes);
+        continue;
+      }
       uint64_t need = ShapeBytes(instr.shape());
       if (need == UINT64_MAX || live_bytes_ + need > options_.memory_budget_bytes ||
           live_bytes_ + need < live_bytes_) {
@@ -292,28 +304,92 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
       bytes[i] = LiteralBytes(owned[i]);
       live_bytes_ += bytes[i];
     }
-    if (options_.on_instruction) {
-      InstructionEvent ev;
-      ev.instruction = &instr;
-      ev.seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      ev.result = values[i];
-      ev.loop_iteration = loop_iteration_;
-      options_.on_instruction(ev);
-    }
-    // Release the values whose last user this was (never the root).
-    for (int j : plan.releases[i]) {
-      if (values[j] == &owned[j]) {
-        owned[j] = Literal();
-        values[j] = nullptr;
-        live_bytes_ -= bytes[j];
-      }
-    }
-    if (is_top && options_.progress) options_.progress(i + 1, n, instr.name());
+    ReportAndRelease(plan, instr, i, is_top, n, start, owned, values, bytes);
   }
   int r = plan.index.at(root);
   if (values[r] == &owned[r]) return std::move(owned[r]);
   return *values[r];
+}
+
+void Evaluator::ReportAndRelease(const Plan& plan, const Instruction& instr, int i, bool is_top,
+                                 int n, std::chrono::steady_clock::time_point start,
+                                 std::vector<Literal>& owned, std::vector<const Literal*>& values,
+                                 std::vector<uint64_t>& bytes) {
+  if (options_.on_instruction) {
+    InstructionEvent ev;
+    ev.instruction = &instr;
+    ev.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ev.result = values[i];
+    ev.loop_iteration = loop_iteration_;
+    options_.on_instruction(ev);
+  }
+  // Release the values whose last user this was (never the root).
+  for (int j : plan.releases[i]) {
+    if (values[j] == &owned[j]) {
+      owned[j] = Literal();
+      values[j] = nullptr;
+      live_bytes_ -= bytes[j];
+    }
+  }
+  if (is_top && options_.progress) options_.progress(i + 1, n, instr.name());
+}
+
+std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,
+                                                  const std::vector<Instruction*>& instrs,
+                                                  const Operands& args, Literal* donated, int i,
+                                                  std::vector<Literal>& owned,
+                                                  std::vector<const Literal*>& values,
+                                                  std::vector<uint64_t>& bytes, Operands& ops) {
+  const Instruction& instr = *instrs[i];
+  const int k = InPlaceUpdatedOperand(instr);
+  if (k < 0 || k >= static_cast<int>(ops.size())) return std::nullopt;
+  // Compiled code without an in-place hook (cuda) computes the instruction its own way.
+  if (!options_.compiled_in_place &&
+      (options_.compiled || instr.opcode() != Opcode::kDynamicUpdateSlice)) {
+    return std::nullopt;
+  }
+  const int o = OperandSlot(plan, instr, k);
+  if (o < 0) return std::nullopt;
+  // The operand's value, if this is its last reader and nothing else can see it change: one
+  // this run computed and owns (not the root, not a tuple elements point into), or an element
+  // of the loop state handed to a while body.
+  Literal* source = nullptr;
+  if (values[o] == &owned[o] && plan.last_use[o] == i && !plan.pinned[o] &&
+      instrs[o] != instr.parent()->root()) {
+    source = &owned[o];
+  } else if (DonatedElementIsFree(plan, instrs, donated, args, i, o) &&
+             values[o] == &donated->tuple_elements()[instrs[o]->tuple_index()]) {
+    source = &donated->mutable_tuple_elements()->at(instrs[o]->tuple_index());
+  }
+  if (source == nullptr || !source->shape().IsArray() || source->elided() ||
+      !source->shape().SameDimensions(instr.shape()) ||
+      source->shape().element_type() != instr.shape().element_type()) {
+    return std::nullopt;
+  }
+  Literal value = std::move(*source);
+  *source = Literal();
+  ops[k] = &value;
+  std::optional<absl::Status> st;
+  if (options_.compiled_in_place) st = options_.compiled_in_place(instr, ops, &value);
+  if (!st.has_value() && instr.opcode() == Opcode::kDynamicUpdateSlice) {
+    st = EvalDynamicUpdateSliceInPlace(instr, ops, &value);
+  }
+  if (!st.has_value()) {  // nothing was written: the operand goes back
+    *source = std::move(value);
+    ops[k] = source;
+    return std::nullopt;
+  }
+  if (source == &owned[o]) {
+    live_bytes_ -= bytes[o];
+    bytes[o] = 0;
+  }
+  values[o] = nullptr;
+  if (!st->ok()) return st;
+  owned[i] = std::move(value);
+  values[i] = &owned[i];
+  bytes[i] = LiteralBytes(owned[i]);
+  live_bytes_ += bytes[i];
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Literal> Evaluator::EvalHostTransfer(const Instruction& instr,

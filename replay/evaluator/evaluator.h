@@ -122,6 +122,19 @@ struct EvaluatorOptions {
   std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
                                                        const std::vector<const Literal*>&)>
       compiled;
+  // Compiled code that computes an instruction in the storage of one of its operands: a
+  // dynamic-update-slice, or a fusion whose root is one, writing only the updated elements
+  // (InPlaceUpdatedOperand in core/passes/copy_insertion.h names the operand). When this
+  // evaluation holds that operand's value and nothing reads it afterwards (a value it computed,
+  // or a while loop's state element read for the last time), it moves the value into `*value`,
+  // puts `*value` in the operands in its place, and asks this first: OK means `*value` is now
+  // the result; an error stops the run; std::nullopt means nothing was written, and the
+  // evaluator updates a dynamic-update-slice in place itself or computes the instruction as
+  // usual. Without it, the evaluator updates dynamic-update-slices in place itself unless
+  // `compiled` is set.
+  std::function<std::optional<absl::Status>(const Instruction&, const std::vector<const Literal*>&,
+                                            Literal* value)>
+      compiled_in_place;
 };
 
 // Runs the entry computation on `arguments` (one literal per entry parameter, shapes must be

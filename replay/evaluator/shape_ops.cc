@@ -321,6 +321,20 @@ absl::StatusOr<Literal> EvalDynamicSlice(const Instruction& instr, const Operand
 
 absl::StatusOr<Literal> EvalDynamicUpdateSlice(const Instruction& instr, const Operands& ops) {
   const Literal& x = *ops[0];
+  Literal out(ArrayOf(x.shape().element_type(), x.shape().dimensions()));
+  *out.mutable_data() = x.data();
+  Operands in_place = ops;
+  in_place[0] = &out;
+  if (absl::Status st = EvalDynamicUpdateSliceInPlace(instr, in_place, &out); !st.ok()) return st;
+  return out;
+}
+
+absl::Status EvalDynamicUpdateSliceInPlace(const Instruction& instr, const Operands& ops,
+                                           Literal* operand) {
+  if (ops.size() < 2 || ops[0] != operand || !operand->shape().IsArray() || operand->elided()) {
+    return Invalid(instr, "the updated operand is not an array with data");
+  }
+  const Literal& x = *operand;
   const Literal& upd = *ops[1];
   if (upd.shape().rank() != x.shape().rank() ||
       upd.shape().element_type() != x.shape().element_type()) {
@@ -328,19 +342,25 @@ absl::StatusOr<Literal> EvalDynamicUpdateSlice(const Instruction& instr, const O
   }
   auto starts = ClampedStarts(instr, ops, 2, x.shape(), upd.shape().dimensions());
   if (!starts.ok()) return starts.status();
-  Literal out(ArrayOf(x.shape().element_type(), x.shape().dimensions()));
-  *out.mutable_data() = x.data();
-  if (upd.element_count() == 0) return out;
-  std::vector<int64_t> s = RowMajorStrides(x.shape().dimensions());
-  std::vector<int64_t> idx(upd.shape().rank(), 0);
-  int64_t i = 0;
+  if (upd.element_count() == 0) return absl::OkStatus();
+  // Rows of the update's last dimension are contiguous in both.
+  const std::vector<int64_t> s = RowMajorStrides(x.shape().dimensions());
+  const int rank = upd.shape().rank();
+  const int64_t row = rank == 0 ? 1 : upd.shape().dimension(rank - 1);
+  const int64_t eb = x.element_bytes();
+  std::vector<int64_t> idx(std::max(rank - 1, 0), 0);
+  std::vector<int64_t> outer(upd.shape().dimensions().begin(),
+                             rank == 0 ? upd.shape().dimensions().end()
+                                       : upd.shape().dimensions().end() - 1);
+  const uint8_t* from = upd.data().data();
+  uint8_t* to = operand->mutable_data()->data();
   do {
-    int64_t o = 0;
+    int64_t o = rank == 0 ? 0 : (*starts)[rank - 1] * s[rank - 1];
     for (size_t d = 0; d < idx.size(); ++d) o += ((*starts)[d] + idx[d]) * s[d];
-    CopyElement(upd, i, &out, o);
-    ++i;
-  } while (NextIndex(idx, upd.shape().dimensions()));
-  return out;
+    std::memcpy(to + o * eb, from, static_cast<size_t>(row * eb));
+    from += row * eb;
+  } while (NextIndex(idx, outer));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Literal> EvalDynamicReshape(const Instruction& instr, const Operands& ops) {

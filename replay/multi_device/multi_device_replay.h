@@ -45,6 +45,10 @@ struct CompiledRun {
   std::function<decltype(EvaluatorOptions::compiled)(
       std::function<absl::StatusOr<Literal>(const Instruction&)>, ConstantCache*)>
       make_hook;
+  // Its in-place hook (EvaluatorOptions::compiled_in_place), where it has one; same arguments.
+  std::function<decltype(EvaluatorOptions::compiled_in_place)(
+      std::function<absl::StatusOr<Literal>(const Instruction&)>, ConstantCache*)>
+      make_in_place_hook;
 };
 
 absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions& options,

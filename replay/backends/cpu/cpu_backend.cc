@@ -226,6 +226,8 @@ struct CpuExecutable::Impl {
   std::unique_ptr<Module> module;
   std::unique_ptr<codegen::CpuJit> jit;
   std::unordered_map<const Instruction*, codegen::KernelInfo> kernels;
+  // In-place forms of dynamic-update-slices and of fusions whose root is one.
+  std::unordered_map<const Instruction*, codegen::KernelInfo> in_place_kernels;
   // Compiled comparators and combiners of the sorts and scatters the driver meets.
   std::unordered_map<const Instruction*, codegen::ScalarFn> sort_scatter_fns;
   CpuCompileStats stats;
@@ -282,7 +284,13 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   std::vector<codegen::RefusedInstruction> refused;
   absl::StatusOr<std::vector<codegen::KernelInfo>> kernels = impl.jit->Compile(candidates, &refused);
   if (!kernels.ok()) return kernels.status();
-  for (codegen::KernelInfo& k : *kernels) impl.kernels.emplace(k.instruction, std::move(k));
+  auto keep = [&impl](std::vector<codegen::KernelInfo>& compiled) {
+    for (codegen::KernelInfo& k : compiled) {
+      (k.in_place_operand < 0 ? impl.kernels : impl.in_place_kernels)
+          .emplace(k.instruction, std::move(k));
+    }
+  };
+  keep(*kernels);
   // A fusion the generator refused runs its fused computation on the driver: compile that
   // computation's instructions one by one instead.
   std::vector<const Instruction*> second;
@@ -335,7 +343,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
     std::vector<codegen::RefusedInstruction> refused2;
     absl::StatusOr<std::vector<codegen::KernelInfo>> more = impl.jit->Compile(second, &refused2);
     if (!more.ok()) return more.status();
-    for (codegen::KernelInfo& k : *more) impl.kernels.emplace(k.instruction, std::move(k));
+    keep(*more);
     for (codegen::RefusedInstruction& r : refused2) final_refused.push_back(std::move(r));
   }
   impl.stats.codegen_seconds = Since(cg_start);
@@ -377,6 +385,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   }
   const codegen::JitStats& js = impl.jit->stats();
   impl.stats.kernels = static_cast<int64_t>(impl.kernels.size());
+  impl.stats.in_place_kernels = static_cast<int64_t>(impl.in_place_kernels.size());
   impl.stats.cache_hits = js.cache_hits;
   impl.stats.shared_kernels = js.shared_kernels;
   impl.stats.cache_misses = js.cache_misses;
@@ -402,10 +411,82 @@ std::string CpuExecutable::Summary() const {
   return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s",
                 s.shared_kernels > 0 ? StrCat(" (", s.kernels - s.shared_kernels, " distinct)")
                                      : std::string(),
+                s.in_place_kernels > 0
+                    ? StrCat(" (", s.in_place_kernels, " with an in-place form)")
+                    : std::string(),
                 "; ", s.library_calls,
                 " library call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,
                 " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
                 by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
+}
+
+namespace {
+
+// Runs kernel `k` over its iteration space (`dims`, row-major) on `pool`, split into pieces
+// when the work pays for the threads.
+void LaunchKernel(const codegen::KernelInfo& k, const std::vector<void*>& buffers,
+                  const std::vector<int64_t>& dims, ThreadPool* pool) {
+  const int64_t n = k.iteration_count;
+  if (n <= 0) return;
+  const int64_t work = n * k.cost_per_element;
+  const int threads = pool->size();
+  int pieces = 1;
+  if (work >= (int64_t{1} << 15) && threads > 1) {
+    pieces = static_cast<int>(std::min<int64_t>(threads * 4, std::max<int64_t>(1, work >> 14)));
+    pieces = static_cast<int>(std::min<int64_t>(pieces, n));
+  }
+  const int64_t inner = dims.empty() ? 1 : dims.back();
+  const codegen::KernelFn fn = k.fn;
+  void* const* bufs = buffers.data();
+  pool->ParallelFor(n, pieces, inner > 0 && n / std::max<int64_t>(inner, 1) >= pieces ? inner : 1,
+                    [fn, bufs](int64_t b, int64_t e) { fn(bufs, b, e); });
+}
+
+// A cache for elided constants when the caller gives none: one per hook.
+ConstantCache* OwnCacheIfNone(ConstantCache* cache, std::shared_ptr<ConstantCache>* own) {
+  if (cache != nullptr) return cache;
+  *own = std::make_shared<ConstantCache>();
+  return own->get();
+}
+
+}  // namespace
+
+std::function<std::optional<absl::Status>(const Instruction&, const std::vector<const Literal*>&,
+                                          Literal*)>
+CpuExecutable::InPlaceHook(
+    std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+    ConstantCache* constant_cache) const {
+  const Impl* impl = impl_.get();
+  std::shared_ptr<ConstantCache> own_cache;
+  constant_cache = OwnCacheIfNone(constant_cache, &own_cache);
+  return [impl, elided_constant, constant_cache, own_cache](
+             const Instruction& instr, const std::vector<const Literal*>& ops,
+             Literal* value) -> std::optional<absl::Status> {
+    auto it = impl->in_place_kernels.find(&instr);
+    if (it == impl->in_place_kernels.end()) return std::nullopt;
+    const codegen::KernelInfo& k = it->second;
+    if (k.in_place_operand < 0 || k.in_place_operand >= static_cast<int>(ops.size()) ||
+        ops[k.in_place_operand] != value || !value->shape().IsArray()) {
+      return std::nullopt;
+    }
+    std::vector<void*> buffers;
+    buffers.reserve(ops.size() + k.constants.size() + 1);
+    for (const Literal* op : ops) {
+      if (!op->shape().IsArray()) return std::nullopt;
+      buffers.push_back(const_cast<uint8_t*>(op->data().data()));
+    }
+    std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
+        KernelConstantLiterals(k.constants, elided_constant, constant_cache);
+    if (!constants.has_value()) return std::nullopt;
+    if (!constants->ok()) return constants->status();
+    for (const Literal* lit : **constants) buffers.push_back(const_cast<uint8_t*>(lit->data().data()));
+    buffers.push_back(value->mutable_data()->data());
+    const Instruction* root = instr.opcode() == Opcode::kFusion
+                                  ? instr.called_computations()[0]->root()
+                                  : &instr;
+    LaunchKernel(k, buffers, root->operand(1)->shape().dimensions(), impl->pool.get());
+    return absl::OkStatus();
+  };
 }
 
 std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
@@ -414,10 +495,7 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
                     ConstantCache* constant_cache) const {
   const Impl* impl = impl_.get();
   std::shared_ptr<ConstantCache> own_cache;
-  if (constant_cache == nullptr) {
-    own_cache = std::make_shared<ConstantCache>();
-    constant_cache = own_cache.get();
-  }
+  constant_cache = OwnCacheIfNone(constant_cache, &own_cache);
   // The library calls split their conversions and unrolling across the kernels' pool.
   ThreadPool* pool = impl->pool.get();
   cpu::ParallelFor parallel_for = [pool](int64_t n, int64_t grain,
@@ -491,21 +569,8 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
     MakeKernelResult(shape, &result, &outs);
     if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
     for (Literal* o : outs) buffers.push_back(o->mutable_data()->data());
-    const int64_t n = k.iteration_count;
-    if (n > 0) {
-      const int64_t work = n * k.cost_per_element;
-      const int threads = impl->pool->size();
-      int pieces = 1;
-      if (work >= (int64_t{1} << 15) && threads > 1) {
-        pieces = static_cast<int>(std::min<int64_t>(threads * 4, std::max<int64_t>(1, work >> 14)));
-        pieces = static_cast<int>(std::min<int64_t>(pieces, n));
-      }
-      const int64_t inner = shape.IsArray() && shape.rank() > 0 ? shape.dimensions().back() : 1;
-      const codegen::KernelFn fn = k.fn;
-      void* const* bufs = buffers.data();
-      impl->pool->ParallelFor(n, pieces, inner > 0 && n / std::max<int64_t>(inner, 1) >= pieces ? inner : 1,
-                              [fn, bufs](int64_t b, int64_t e) { fn(bufs, b, e); });
-    }
+    LaunchKernel(k, buffers, shape.IsArray() ? shape.dimensions() : std::vector<int64_t>{},
+                 impl->pool.get());
     return absl::StatusOr<Literal>(std::move(result));
   };
 }
@@ -513,6 +578,7 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
 absl::StatusOr<Literal> CpuExecutable::Run(const std::vector<Literal>& arguments,
                                            EvaluatorOptions options) const {
   options.compiled = Hook(options.elided_constant, options.constant_cache);
+  options.compiled_in_place = InPlaceHook(options.elided_constant, options.constant_cache);
   return EvaluateModule(*impl_->module, arguments, options);
 }
 

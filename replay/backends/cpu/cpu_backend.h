@@ -91,6 +91,9 @@ struct CpuCompileStats {
   int64_t cache_misses = 0;
   int64_t corrupt_cache_entries = 0;
   int64_t shared_kernels = 0;  // kernels running another kernel's identical compiled code
+  // In-place forms of dynamic-update-slice kernels (run when the updated operand is read for the
+  // last time), besides `kernels`.
+  int64_t in_place_kernels = 0;
   // Why instructions were not compiled: "dot" -> 12, ...
   std::map<std::string, int64_t> interpreted_by_opcode;
   std::vector<std::string> dump_files;
@@ -139,6 +142,13 @@ class CpuExecutable {
                                                        const std::vector<const Literal*>&)>
   Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
        ConstantCache* constant_cache = nullptr) const;
+  // The in-place hook Run installs (EvaluatorOptions::compiled_in_place): the in-place forms
+  // of dynamic-update-slices and of fusions whose root is one write only the update into the
+  // operand's storage. Arguments as Hook's.
+  std::function<std::optional<absl::Status>(const Instruction&, const std::vector<const Literal*>&,
+                                             Literal*)>
+  InPlaceHook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+              ConstantCache* constant_cache = nullptr) const;
 
  private:
   CpuExecutable();

@@ -447,6 +447,118 @@ ENTRY e {
   ExpectLibraryDotsAgreeOnOneAndTwoThreads(*m, args, 2, "narrow dots");
 }
 
+// Products with one row or one column run as matrix-vector products (GEMV), whichever operand
+// is stored transposed, batched or not: the interpreter's values, and the same bits on one and
+// two threads.
+TEST(CpuKernelPaths, VectorMatrixProductsRunAsMatrixVectorProducts) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+ENTRY e {
+  x = f32[1,1024] parameter(0)
+  w = f32[1024,1200] parameter(1)
+  wt = f32[1200,1024] parameter(2)
+  v = f32[1024] parameter(3)
+  bx = f32[8,1,256] parameter(4)
+  bw = f32[8,256,300] parameter(5)
+  row = f32[1,1200] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  row_t = f32[1,1200] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  col = f32[1200] dot(wt, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  col_t = f32[1200] dot(w, v), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  batched = f32[8,1,300] dot(bx, bw), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ROOT r = (f32[1,1200], f32[1,1200], f32[1200], f32[1200], f32[8,1,300]) tuple(row, row_t, col, col_t, batched)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  for (int p = 0; p < 6; ++p) {
+    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      x.mutable_data_as<float>()[i] = static_cast<float>(1.25 + std::sin(0.007 * i + 3 * p));
+    }
+    args.push_back(std::move(x));
+  }
+  ExpectLibraryDotsAgreeOnOneAndTwoThreads(*m, args, 5, "matrix-vector dots");
+}
+
+// A fusion whose root is a dynamic-update-slice has an in-place kernel: in a loop that fills
+// its state block by block (the update computed in the fusion, the last start clamped), each
+// iteration writes only the update into the state's one array. Where the operand is read again
+// afterwards, the ordinary kernel leaves it as it was.
+TEST(CpuKernelPaths, UpdatesOfALoopStateAreWrittenInPlace) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+fused {
+  acc = f32[6,130] parameter(0)
+  i = s32[] parameter(1)
+  v = f32[2,130] parameter(2)
+  f = f32[] convert(i)
+  fb = f32[2,130] broadcast(f), dimensions={}
+  upd = f32[2,130] multiply(v, fb)
+  z = s32[] constant(0)
+  ROOT u = f32[6,130] dynamic-update-slice(acc, upd, i, z)
+}
+cond {
+  p = (s32[], f32[6,130], f32[2,130]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(6)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+body {
+  p = (s32[], f32[6,130], f32[2,130]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[6,130] get-tuple-element(p), index=1
+  v = f32[2,130] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  u = f32[6,130] fusion(acc, i, v), kind=kLoop, calls=fused
+  ROOT t = (s32[], f32[6,130], f32[2,130]) tuple(j, u, v)
+}
+ENTRY e {
+  x = f32[6,130] parameter(0)
+  v = f32[2,130] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[6,130], f32[2,130]) tuple(zero, x, v)
+  w = (s32[], f32[6,130], f32[2,130]) while(init), condition=cond, body=body
+  filled = f32[6,130] get-tuple-element(w), index=1
+  a = f32[6,130] negate(x)
+  three = s32[] constant(3)
+  b = f32[6,130] fusion(a, three, v), kind=kLoop, calls=fused
+  c = f32[6,130] add(a, b)
+  ROOT r = (f32[6,130], f32[6,130], f32[6,130]) tuple(filled, b, c)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  for (int p = 0; p < 2; ++p) {
+    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      x.mutable_data_as<float>()[i] = static_cast<float>(0.25 * i - 7 * p);
+    }
+    args.push_back(std::move(x));
+  }
+  auto want = EvaluateModule(*m, args);
+  ASSERT_TRUE(want.ok()) << want.status();
+  CpuCompileOptions o;
+  o.run_hlo_passes = false;
+  auto exe = CpuExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().in_place_kernels, 2) << (*exe)->Summary();
+  std::vector<const uint8_t*> storage;
+  EvaluatorOptions eo;
+  eo.on_instruction = [&](const InstructionEvent& ev) {
+    if (ev.instruction->name() == "u") storage.push_back(ev.result->data().data());
+  };
+  auto got = (*exe)->Run(args, eo);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(testing::Disagreement(*want, *got, "in-place updates"), "");
+  EXPECT_TRUE(*want == *got) << "the updates are not bit-exact";
+  ASSERT_EQ(storage.size(), 6u);
+  for (size_t k = 1; k < storage.size(); ++k) {
+    EXPECT_EQ(storage[k], storage[0]) << "iteration " << k << " copied the state";
+  }
+  auto ir = CpuKernelIr((*exe)->module(), /*optimized=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_NE(ir->find("_in_place"), std::string::npos);
+}
+
 // Fusions with the same code (a model's repeated layers) are optimised and compiled once and
 // run the same entry point; each still reads its own operands and constants.
 TEST(CpuKernelPaths, RepeatedKernelsShareTheirCompiledCode) {

@@ -199,5 +199,124 @@ ENTRY e {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(v->data_as<float>()[i], -static_cast<float>(i + 1));
 }
 
+// A dynamic-update-slice that reads its operand for the last time writes the update into the
+// operand's storage, which becomes the result: a loop that fills one row of its state per
+// iteration keeps one array for the whole loop instead of a copy per iteration.
+TEST(InPlaceUpdates, ALoopFillsTheRowsOfItsStateInOneArray) {
+  auto m = ParseModule(R"(HloModule rows
+cond {
+  p = (s32[], f32[5,300]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(5)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+body {
+  p = (s32[], f32[5,300]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[5,300] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  f = f32[] convert(i)
+  row = f32[1,300] broadcast(f), dimensions={}
+  zero = s32[] constant(0)
+  u = f32[5,300] dynamic-update-slice(acc, row, i, zero)
+  ROOT t = (s32[], f32[5,300]) tuple(j, u)
+}
+ENTRY e {
+  x = f32[5,300] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[5,300]) tuple(zero, x)
+  w = (s32[], f32[5,300]) while(init), condition=cond, body=body
+  ROOT r = f32[5,300] get-tuple-element(w), index=1
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<Literal> args;
+  args.push_back(Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {5, 300})));
+  for (int i = 0; i < 1500; ++i) args[0].mutable_data_as<float>()[i] = -1.0f;
+  std::vector<const uint8_t*> storage;
+  EvaluatorOptions o;
+  o.on_instruction = [&](const InstructionEvent& ev) {
+    if (ev.instruction->name() == "u") storage.push_back(ev.result->data().data());
+  };
+  absl::StatusOr<Literal> r = EvaluateModule(**m, args, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(storage.size(), 5u);
+  for (size_t k = 1; k < storage.size(); ++k) {
+    EXPECT_EQ(storage[k], storage[0]) << "iteration " << k << " copied the array";
+  }
+  for (int i = 0; i < 1500; ++i) ASSERT_EQ(r->data_as<float>()[i], static_cast<float>(i / 300));
+}
+
+// Operands read after the update are not written over: a value read again later, and a loop
+// state element that the next state keeps too. The updates still agree with a fresh copy's.
+TEST(InPlaceUpdates, AnOperandReadAfterTheUpdateKeepsItsValue) {
+  auto m = ParseModule(R"(HloModule later
+ENTRY e {
+  x = f32[4,3] parameter(0)
+  a = f32[4,3] negate(x)
+  r = f32[1,3] constant({{7,8,9}})
+  i = s32[] constant(2)
+  z = s32[] constant(0)
+  u = f32[4,3] dynamic-update-slice(a, r, i, z)
+  s = f32[4,3] add(a, u)
+  big = s32[] constant(10)
+  v = f32[4,3] dynamic-update-slice(s, r, big, z)
+  ROOT t = (f32[4,3], f32[4,3], f32[4,3]) tuple(a, u, v)
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<Literal> args;
+  args.push_back(Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {4, 3})));
+  for (int i = 0; i < 12; ++i) args[0].mutable_data_as<float>()[i] = static_cast<float>(i + 1);
+  absl::StatusOr<Literal> r = EvaluateModule(**m, args);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const auto& e = r->tuple_elements();
+  for (int i = 0; i < 12; ++i) {
+    const float a = -static_cast<float>(i + 1);
+    const float u = i / 3 == 2 ? static_cast<float>(7 + i % 3) : a;
+    EXPECT_EQ(e[0].data_as<float>()[i], a) << i;
+    EXPECT_EQ(e[1].data_as<float>()[i], u) << i;
+    // The start 10 is clamped to the last row.
+    EXPECT_EQ(e[2].data_as<float>()[i], i / 3 == 3 ? static_cast<float>(7 + i % 3) : a + u) << i;
+  }
+
+  auto loop = ParseModule(R"(HloModule kept
+cond {
+  p = (s32[], f32[5,2], f32[5,2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(5)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+body {
+  p = (s32[], f32[5,2], f32[5,2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[5,2] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  row = f32[1,2] constant({{1,1}})
+  zero = s32[] constant(0)
+  u = f32[5,2] dynamic-update-slice(acc, row, i, zero)
+  ROOT t = (s32[], f32[5,2], f32[5,2]) tuple(j, u, acc)
+}
+ENTRY e {
+  x = f32[5,2] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[5,2], f32[5,2]) tuple(zero, x, x)
+  ROOT w = (s32[], f32[5,2], f32[5,2]) while(init), condition=cond, body=body
+}
+)");
+  ASSERT_TRUE(loop.ok()) << loop.status();
+  std::vector<Literal> zeros;
+  zeros.push_back(Literal(Shape::Array(PrimitiveType::kF32, {5, 2})));
+  absl::StatusOr<Literal> w = EvaluateModule(**loop, zeros);
+  ASSERT_TRUE(w.ok()) << w.status();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(w->tuple_elements()[1].data_as<float>()[i], 1.0f) << i;
+    // The state before the last update: every row but the last.
+    EXPECT_EQ(w->tuple_elements()[2].data_as<float>()[i], i < 8 ? 1.0f : 0.0f) << i;
+  }
+}
+
 }  // namespace
 }  // namespace hlowb
