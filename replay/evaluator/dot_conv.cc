@@ -60,9 +60,14 @@ PrimitiveType ComputeType(PrimitiveType rt) {
   return rt;
 }
 
-absl::StatusOr<Literal> ToComputeType(const Literal& x, PrimitiveType ct) {
-  if (x.shape().element_type() == ct) return x;
-  return EvalConvert(x, ct);
+// `x` in compute type `ct`: `x` itself when it is of that type (no copy of a large weight on
+// every product), else a converted copy kept in `*holder`.
+absl::StatusOr<const Literal*> ToComputeType(const Literal& x, PrimitiveType ct, Literal* holder) {
+  if (x.shape().element_type() == ct) return &x;
+  absl::StatusOr<Literal> converted = EvalConvert(x, ct);
+  if (!converted.ok()) return converted.status();
+  *holder = std::move(*converted);
+  return holder;
 }
 
 absl::StatusOr<Literal> FromComputeType(Literal r, PrimitiveType rt) {
@@ -116,9 +121,10 @@ absl::StatusOr<Literal> DotGeneral(const Instruction& instr, const DotDimensionN
   for (int64_t x : lf) { M *= ls.dimension(x); out_dims.push_back(ls.dimension(x)); }
   for (int64_t x : rf) { N *= rsh.dimension(x); out_dims.push_back(rsh.dimension(x)); }
   PrimitiveType ct = ComputeType(rt);
-  auto lc = ToComputeType(lhs, ct);
+  Literal lc_holder, rc_holder;
+  auto lc = ToComputeType(lhs, ct, &lc_holder);
   if (!lc.ok()) return lc.status();
-  auto rc = ToComputeType(rhs, ct);
+  auto rc = ToComputeType(rhs, ct, &rc_holder);
   if (!rc.ok()) return rc.status();
   std::vector<int64_t> lperm = d.lhs_batch_dimensions, rperm = d.rhs_batch_dimensions;
   lperm.insert(lperm.end(), lf.begin(), lf.end());
@@ -130,10 +136,10 @@ absl::StatusOr<Literal> DotGeneral(const Instruction& instr, const DotDimensionN
     return true;
   };
   Literal lt_holder, rt_holder;
-  const Literal* a = &*lc;
-  const Literal* b = &*rc;
-  if (!identity(lperm)) { lt_holder = TransposeLiteral(*lc, lperm); a = &lt_holder; }
-  if (!identity(rperm)) { rt_holder = TransposeLiteral(*rc, rperm); b = &rt_holder; }
+  const Literal* a = *lc;
+  const Literal* b = *rc;
+  if (!identity(lperm)) { lt_holder = TransposeLiteral(**lc, lperm); a = &lt_holder; }
+  if (!identity(rperm)) { rt_holder = TransposeLiteral(**rc, rperm); b = &rt_holder; }
   Literal out(Shape::Array(ct, out_dims));
   absl::Status st = DispatchNative(ct, [&](auto tag) -> absl::Status {
     using T = typename decltype(tag)::type;
@@ -644,9 +650,10 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& instr, const Literal&
   }
   PrimitiveType rt = os.element_type();
   PrimitiveType ct = ComputeType(rt);
-  auto lc = ToComputeType(lhs, ct);
+  Literal lc_holder, rc_holder;
+  auto lc = ToComputeType(lhs, ct, &lc_holder);
   if (!lc.ok()) return lc.status();
-  auto rc = ToComputeType(rhs, ct);
+  auto rc = ToComputeType(rhs, ct, &rc_holder);
   if (!rc.ok()) return rc.status();
   // Canonical: input [N, C, sp...], kernel [O, I, sp...], output [ON, O, sp...].
   std::vector<int64_t> ip{dn.input_batch_dimension, dn.input_feature_dimension};
@@ -655,8 +662,8 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& instr, const Literal&
     ip.push_back(dn.input_spatial_dimensions[i]);
     kp.push_back(dn.kernel_spatial_dimensions[i]);
   }
-  Literal in = TransposeLiteral(*lc, ip);
-  Literal ker = TransposeLiteral(*rc, kp);
+  Literal in = TransposeLiteral(**lc, ip);
+  Literal ker = TransposeLiteral(**rc, kp);
   const int64_t IS = Product(in_sp), KS = Product(k_sp), OSz = Product(o_sp);
   const int64_t Og = O / fgc;        // output features per feature group
   const int64_t Ob = O / bgc;        // output features per batch group
