@@ -210,6 +210,15 @@ class Evaluator {
   // Whether instruction i may take over operand o's value from the donated loop state.
   static bool DonatedElementIsFree(const Plan& plan, const std::vector<Instruction*>& instrs,
                                    const Literal* donated, const Operands& args, int i, int o);
+  // Where operand slot o's value lives when instruction i may take it over (its last reader,
+  // and nothing else can see it change): owned[o], or an element of the donated loop state;
+  // null otherwise.
+  Literal* TakeableOperand(const Plan& plan, const std::vector<Instruction*>& instrs,
+                           const Operands& args, Literal* donated, int i, int o,
+                           std::vector<Literal>& owned, const std::vector<const Literal*>& values);
+  // Books operand slot o's value as taken over from `source` (no longer live in this run).
+  void Taken(int o, const Literal* source, std::vector<Literal>& owned,
+             std::vector<const Literal*>& values, std::vector<uint64_t>& bytes);
   // Computes instruction i in the storage of the operand it updates in place
   // (EvaluatorOptions::compiled_in_place) when that operand's value may be taken over; sets its
   // value. std::nullopt: not in place, nothing changed.
@@ -224,7 +233,9 @@ class Evaluator {
                         std::chrono::steady_clock::time_point start, std::vector<Literal>& owned,
                         std::vector<const Literal*>& values, std::vector<uint64_t>& bytes);
   absl::StatusOr<Literal> Dispatch(const Instruction& instr, const Operands& ops);
-  absl::StatusOr<Literal> EvalWhile(const Instruction& instr, const Operands& ops);
+  // Runs a while loop from `state`, its initial state (a copy of the operand, or the operand's
+  // value itself when nothing reads it afterwards).
+  absl::StatusOr<Literal> EvalWhile(const Instruction& instr, Literal state);
   // infeed, outfeed, send, recv and their -done forms, through options_.host_transfer.
   absl::StatusOr<Literal> EvalHostTransfer(const Instruction& instr, const Operands& ops);
   absl::StatusOr<Literal> EvalConditional(const Instruction& instr, const Operands& ops);

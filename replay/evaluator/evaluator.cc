@@ -293,9 +293,20 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
       absl::StatusOr<Literal> result = absl::UnknownError("");
       std::optional<absl::StatusOr<Literal>> compiled;
       if (options_.compiled) compiled = options_.compiled(instr, ops);
+      Literal* state = nullptr;  // a while loop's initial state that it may take over
+      if (!compiled.has_value() && instr.opcode() == Opcode::kWhile && ops.size() == 1) {
+        const int o = OperandSlot(plan, instr, 0);
+        if (o >= 0) state = TakeableOperand(plan, instrs, args, donated, i, o, owned, values);
+        if (state != nullptr) {
+          Literal taken = std::move(*state);
+          *state = Literal();
+          Taken(o, state, owned, values, bytes);
+          result = EvalWhile(instr, std::move(taken));
+        }
+      }
       if (compiled.has_value()) {
         result = std::move(*compiled);
-      } else {
+      } else if (state == nullptr) {
         result = Dispatch(instr, ops);
       }
       if (!result.ok()) return Annotate(result.status(), instr);
@@ -334,6 +345,32 @@ void Evaluator::ReportAndRelease(const Plan& plan, const Instruction& instr, int
   if (is_top && options_.progress) options_.progress(i + 1, n, instr.name());
 }
 
+Literal* Evaluator::TakeableOperand(const Plan& plan, const std::vector<Instruction*>& instrs,
+                                    const Operands& args, Literal* donated, int i, int o,
+                                    std::vector<Literal>& owned,
+                                    const std::vector<const Literal*>& values) {
+  // A value this run computed and owns (not the root, not a tuple elements point into), or an
+  // element of the loop state handed to a while body.
+  if (values[o] == &owned[o] && plan.last_use[o] == i && !plan.pinned[o] &&
+      instrs[o] != instrs[i]->parent()->root()) {
+    return &owned[o];
+  }
+  if (DonatedElementIsFree(plan, instrs, donated, args, i, o) &&
+      values[o] == &donated->tuple_elements()[instrs[o]->tuple_index()]) {
+    return &donated->mutable_tuple_elements()->at(instrs[o]->tuple_index());
+  }
+  return nullptr;
+}
+
+void Evaluator::Taken(int o, const Literal* source, std::vector<Literal>& owned,
+                      std::vector<const Literal*>& values, std::vector<uint64_t>& bytes) {
+  if (source == &owned[o]) {
+    live_bytes_ -= bytes[o];
+    bytes[o] = 0;
+  }
+  values[o] = nullptr;
+}
+
 std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,
                                                   const std::vector<Instruction*>& instrs,
                                                   const Operands& args, Literal* donated, int i,
@@ -350,17 +387,7 @@ std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,
   }
   const int o = OperandSlot(plan, instr, k);
   if (o < 0) return std::nullopt;
-  // The operand's value, if this is its last reader and nothing else can see it change: one
-  // this run computed and owns (not the root, not a tuple elements point into), or an element
-  // of the loop state handed to a while body.
-  Literal* source = nullptr;
-  if (values[o] == &owned[o] && plan.last_use[o] == i && !plan.pinned[o] &&
-      instrs[o] != instr.parent()->root()) {
-    source = &owned[o];
-  } else if (DonatedElementIsFree(plan, instrs, donated, args, i, o) &&
-             values[o] == &donated->tuple_elements()[instrs[o]->tuple_index()]) {
-    source = &donated->mutable_tuple_elements()->at(instrs[o]->tuple_index());
-  }
+  Literal* source = TakeableOperand(plan, instrs, args, donated, i, o, owned, values);
   if (source == nullptr || !source->shape().IsArray() || source->elided() ||
       !source->shape().SameDimensions(instr.shape()) ||
       source->shape().element_type() != instr.shape().element_type()) {
@@ -379,11 +406,7 @@ std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,
     ops[k] = source;
     return std::nullopt;
   }
-  if (source == &owned[o]) {
-    live_bytes_ -= bytes[o];
-    bytes[o] = 0;
-  }
-  values[o] = nullptr;
+  Taken(o, source, owned, values, bytes);
   if (!st->ok()) return st;
   owned[i] = std::move(value);
   values[i] = &owned[i];
@@ -439,12 +462,11 @@ absl::StatusOr<Literal> Evaluator::EvalHostTransfer(const Instruction& instr,
   return MakeTuple({std::move(*data), Zeros(s.tuple_shape(1)), Literal(Shape::Token())});
 }
 
-absl::StatusOr<Literal> Evaluator::EvalWhile(const Instruction& instr, const Operands& ops) {
+absl::StatusOr<Literal> Evaluator::EvalWhile(const Instruction& instr, Literal state) {
   if (instr.called_computations().size() != 2) return Invalid(instr, "while needs condition and body");
   // Parser order: condition=, body=.
   const Computation* cond = instr.called_computations()[0];
   const Computation* body = instr.called_computations()[1];
-  Literal state = *ops[0];
   int64_t saved = loop_iteration_;
   for (int64_t iter = 0;; ++iter) {
     if (options_.cancel != nullptr && options_.cancel->IsCancelled()) {
@@ -580,7 +602,9 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const Instruction& instr, const Oper
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad: return EvalBatchNorm(instr, ops);
     case Opcode::kMap: return EvalMap(*this, instr, ops);
-    case Opcode::kWhile: return EvalWhile(instr, ops);
+    case Opcode::kWhile:
+      if (ops.size() != 1) return Invalid(instr, "while takes one operand");
+      return EvalWhile(instr, *ops[0]);
     case Opcode::kConditional: return EvalConditional(instr, ops);
     case Opcode::kCall:
     case Opcode::kFusion:

@@ -20,6 +20,8 @@
 //   * CpuConv: ssd_mobilenet's largest ungrouped convolution, in f32, on cpu against cblas_sgemm
 //     on the same GEMM (M = output pixels, N = output features, K = window x input features);
 //     goal >= 0.8;
+//   * CpuScan: a 300-step scan (vector times matrix, its result stacked into the loop state)
+//     against its roofline (the matrix read and the product's flops per step; see BM_CpuScan);
 //   * attention_model (fake data, host transfers fake): compile with a cold and a warm kernel
 //     cache, and one training step against its roofline, the whole replay extrapolated (printed
 //     once, before the timed benchmarks; see AttentionModelReport).
@@ -396,6 +398,46 @@ void BM_CpuDot(benchmark::State& state) {
   state.counters["x_sgemm"] = ours / g_flops_per_second;
 }
 
+// A scan as JAX writes it (lax.scan of c = tanh(c . w) over 300 steps, stacking every c): a
+// while loop whose body multiplies a [1, 4096] vector by a [4096, 4096] matrix (64 MB, more
+// than the caches hold) and writes the result into row i of the stacked f32[300, 1, 4096]
+// state. Its roofline per step is the matrix read at the memcpy rate plus the product's flops
+// at the sgemm rate (the row written is noise): the stacked array is updated in place, where a
+// copy per step would add 10 MB of traffic to the matrix's 64 MB.
+void BM_CpuScan(benchmark::State& state) {
+  constexpr int64_t steps = 300, n = 4096;
+  const std::string v = StrCat("f32[1,", n, "]"), w = StrCat("f32[", n, ",", n, "]"),
+                    st = StrCat("f32[", steps, ",1,", n, "]");
+  const std::string tuple = StrCat("(s32[], ", v, ", ", st, ", ", w, ")");
+  auto m = MustParse(StrCat(
+      "HloModule scan\n",
+      "cond {\n  p = ", tuple, " parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n",
+      "  k = s32[] constant(", steps, ")\n  ROOT lt = pred[] compare(i, k), direction=LT\n}\n",
+      "body {\n  p = ", tuple, " parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n",
+      "  c = ", v, " get-tuple-element(p), index=1\n  s = ", st, " get-tuple-element(p), index=2\n",
+      "  w = ", w, " get-tuple-element(p), index=3\n",
+      "  d = ", v, " dot(c, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n",
+      "  t = ", v, " tanh(d)\n  r = f32[1,1,", n, "] reshape(t)\n  z = s32[] constant(0)\n",
+      "  u = ", st, " dynamic-update-slice(s, r, i, z, z)\n  one = s32[] constant(1)\n",
+      "  j = s32[] add(i, one)\n  ROOT next = ", tuple, " tuple(j, t, u, w)\n}\n",
+      "ENTRY e {\n  c = ", v, " parameter(0)\n  w = ", w, " parameter(1)\n",
+      "  zero = f32[] constant(0)\n  s = ", st, " broadcast(zero), dimensions={}\n",
+      "  i = s32[] constant(0)\n  init = ", tuple, " tuple(i, c, s, w)\n",
+      "  loop = ", tuple, " while(init), condition=cond, body=body\n",
+      "  ROOT out = ", st, " get-tuple-element(loop), index=2\n}\n"));
+  auto exe = MustCompile(*m);
+  std::vector<Literal> args;
+  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {1, n}), 0.5f));
+  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n, n}), 1e-4f));
+  const double mean = MeanRunSeconds(state, *exe, args);
+  const double roofline =
+      steps * (2.0 * n * n / g_flops_per_second + 4.0 * n * n / g_bytes_per_second);
+  state.counters["ms_per_step"] = mean / steps * 1e3;
+  state.counters["roofline_ms_per_step"] = roofline / steps * 1e3;
+  state.counters["x_roofline"] = mean / roofline;
+  state.SetLabel(exe->Summary());
+}
+
 // ssd_mobilenet's convolution with the most flops, run alone on cpu, against cblas_sgemm on
 // the GEMM it amounts to.
 void BM_CpuConv(benchmark::State& state) {
@@ -706,6 +748,7 @@ BENCHMARK_CAPTURE(BM_ReplayModel, ssd_mobilenet_cpu,
 BENCHMARK(BM_CpuTriad)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CpuDot)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CpuConv)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CpuScan)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace hlowb

@@ -201,7 +201,8 @@ ENTRY e {
 
 // A dynamic-update-slice that reads its operand for the last time writes the update into the
 // operand's storage, which becomes the result: a loop that fills one row of its state per
-// iteration keeps one array for the whole loop instead of a copy per iteration.
+// iteration keeps one array for the whole loop (the one its initial state was built in)
+// instead of a copy per iteration.
 TEST(InPlaceUpdates, ALoopFillsTheRowsOfItsStateInOneArray) {
   auto m = ParseModule(R"(HloModule rows
 cond {
@@ -235,13 +236,17 @@ ENTRY e {
   args.push_back(Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {5, 300})));
   for (int i = 0; i < 1500; ++i) args[0].mutable_data_as<float>()[i] = -1.0f;
   std::vector<const uint8_t*> storage;
+  const uint8_t* initial = nullptr;
   EvaluatorOptions o;
   o.on_instruction = [&](const InstructionEvent& ev) {
     if (ev.instruction->name() == "u") storage.push_back(ev.result->data().data());
+    if (ev.instruction->name() == "init") initial = ev.result->tuple_elements()[1].data().data();
   };
   absl::StatusOr<Literal> r = EvaluateModule(**m, args, o);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(storage.size(), 5u);
+  // The loop takes its initial state over (nothing reads it afterwards) instead of copying it.
+  EXPECT_EQ(storage[0], initial) << "the loop copied its initial state";
   for (size_t k = 1; k < storage.size(); ++k) {
     EXPECT_EQ(storage[k], storage[0]) << "iteration " << k << " copied the array";
   }
