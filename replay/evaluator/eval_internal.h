@@ -183,8 +183,11 @@ class Evaluator {
 
   // `donated`: when set, args[0] is this literal and the run may take its tuple elements over
   // (a while loop hands its state to the body, whose result replaces the state).
+  // `given`: when set, given[p] (if not null) is args[p], a value the caller handed over that
+  // the run may take (an in-place update writes into it).
   absl::StatusOr<Literal> Run(const Computation& computation, const Operands& args,
-                              Literal* donated = nullptr);
+                              Literal* donated = nullptr,
+                              const std::vector<Literal*>* given = nullptr);
   // Applies a called computation to scalar arguments (general path).
   absl::StatusOr<Literal> CallScalar(const Computation& computation, const Operands& args);
 
@@ -214,7 +217,8 @@ class Evaluator {
   // and nothing else can see it change): owned[o], or an element of the donated loop state;
   // null otherwise.
   Literal* TakeableOperand(const Plan& plan, const std::vector<Instruction*>& instrs,
-                           const Operands& args, Literal* donated, int i, int o,
+                           const Operands& args, Literal* donated,
+                           const std::vector<Literal*>* given, int i, int o,
                            std::vector<Literal>& owned, const std::vector<const Literal*>& values);
   // Books operand slot o's value as taken over from `source` (no longer live in this run).
   void Taken(int o, const Literal* source, std::vector<Literal>& owned,
@@ -223,7 +227,8 @@ class Evaluator {
   // (EvaluatorOptions::compiled_in_place) when that operand's value may be taken over; sets its
   // value. std::nullopt: not in place, nothing changed.
   std::optional<absl::Status> RunInPlace(const Plan& plan, const std::vector<Instruction*>& instrs,
-                                         const Operands& args, Literal* donated, int i,
+                                         const Operands& args, Literal* donated,
+                                         const std::vector<Literal*>* given, int i,
                                          std::vector<Literal>& owned,
                                          std::vector<const Literal*>& values,
                                          std::vector<uint64_t>& bytes, Operands& ops);

@@ -156,7 +156,7 @@ int Evaluator::OperandSlot(const Plan& plan, const Instruction& instr, int k) {
 }
 
 absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Operands& args,
-                                       Literal* donated) {
+                                       Literal* donated, const std::vector<Literal*>* given) {
   if (depth_ >= kMaxCallDepth) {
     return absl::ResourceExhaustedError(
         StrCat("evaluator: call depth exceeds ", kMaxCallDepth, " at computation ",
@@ -274,8 +274,8 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
       // is read for the last time takes that operand's storage over and writes only the
       // updated elements (a loop that stacks one row per iteration then costs the row, not
       // the whole array, each time).
-      if (std::optional<absl::Status> st = RunInPlace(plan, instrs, args, donated, i, owned,
-                                                      values, bytes, ops);
+      if (std::optional<absl::Status> st = RunInPlace(plan, instrs, args, donated, given, i,
+                                                      owned, values, bytes, ops);
           st.has_value()) {
         if (!st->ok()) return Annotate(*st, instr);
         ReportAndRelease(plan, instr, i, is_top, n, start, owned, values, bytes);
@@ -293,22 +293,54 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
       absl::StatusOr<Literal> result = absl::UnknownError("");
       std::optional<absl::StatusOr<Literal>> compiled;
       if (options_.compiled) compiled = options_.compiled(instr, ops);
-      Literal* state = nullptr;  // a while loop's initial state that it may take over
-      if (!compiled.has_value() && instr.opcode() == Opcode::kWhile && ops.size() == 1) {
+      bool done = compiled.has_value();
+      if (done) result = std::move(*compiled);
+      // A while loop takes its initial state over when nothing reads it afterwards.
+      if (!done && instr.opcode() == Opcode::kWhile && ops.size() == 1) {
         const int o = OperandSlot(plan, instr, 0);
-        if (o >= 0) state = TakeableOperand(plan, instrs, args, donated, i, o, owned, values);
-        if (state != nullptr) {
+        if (Literal* state = o < 0 ? nullptr
+                                   : TakeableOperand(plan, instrs, args, donated, given, i, o,
+                                                     owned, values)) {
           Literal taken = std::move(*state);
           *state = Literal();
           Taken(o, state, owned, values, bytes);
           result = EvalWhile(instr, std::move(taken));
+          done = true;
         }
       }
-      if (compiled.has_value()) {
-        result = std::move(*compiled);
-      } else if (state == nullptr) {
-        result = Dispatch(instr, ops);
+      // A called computation (or a fusion's, on the interpreter) gets the array operands read
+      // here for the last time as its own, so that it can update them in place. They stay in
+      // the memory budget until it returns.
+      if (!done && (instr.opcode() == Opcode::kCall || instr.opcode() == Opcode::kFusion) &&
+          instr.called_computations().size() == 1 && instr.called_computations()[0] != nullptr) {
+        std::vector<Literal> handed(ops.size());
+        std::vector<Literal*> handed_over(ops.size(), nullptr);
+        const uint64_t live_before = live_bytes_;
+        for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
+          bool repeated = false;
+          for (int m = 0; m < static_cast<int>(ops.size()); ++m) {
+            repeated |= m != k && instr.operand(m) == instr.operand(k);
+          }
+          const int o = repeated ? -1 : OperandSlot(plan, instr, k);
+          Literal* from = o < 0 ? nullptr
+                                : TakeableOperand(plan, instrs, args, donated, given, i, o,
+                                                  owned, values);
+          if (from == nullptr || !from->shape().IsArray()) continue;
+          handed[k] = std::move(*from);
+          *from = Literal();
+          Taken(o, from, owned, values, bytes);
+          ops[k] = &handed[k];
+          handed_over[k] = &handed[k];
+          done = true;
+        }
+        if (done) {
+          const uint64_t handed_bytes = live_before - live_bytes_;
+          live_bytes_ = live_before;
+          result = Run(*instr.called_computations()[0], ops, nullptr, &handed_over);
+          live_bytes_ -= handed_bytes;
+        }
       }
+      if (!done) result = Dispatch(instr, ops);
       if (!result.ok()) return Annotate(result.status(), instr);
       owned[i] = std::move(*result);
       values[i] = &owned[i];
@@ -346,7 +378,8 @@ void Evaluator::ReportAndRelease(const Plan& plan, const Instruction& instr, int
 }
 
 Literal* Evaluator::TakeableOperand(const Plan& plan, const std::vector<Instruction*>& instrs,
-                                    const Operands& args, Literal* donated, int i, int o,
+                                    const Operands& args, Literal* donated,
+                                    const std::vector<Literal*>* given, int i, int o,
                                     std::vector<Literal>& owned,
                                     const std::vector<const Literal*>& values) {
   // A value this run computed and owns (not the root, not a tuple elements point into), or an
@@ -358,6 +391,15 @@ Literal* Evaluator::TakeableOperand(const Plan& plan, const std::vector<Instruct
   if (DonatedElementIsFree(plan, instrs, donated, args, i, o) &&
       values[o] == &donated->tuple_elements()[instrs[o]->tuple_index()]) {
     return &donated->mutable_tuple_elements()->at(instrs[o]->tuple_index());
+  }
+  // A parameter whose value the caller handed over, read here for the last time.
+  if (given != nullptr && instrs[o]->opcode() == Opcode::kParameter && plan.last_use[o] == i &&
+      !plan.pinned[o]) {
+    const int64_t p = instrs[o]->parameter_number();
+    if (p >= 0 && p < static_cast<int64_t>(given->size()) && (*given)[p] != nullptr &&
+        values[o] == (*given)[p]) {
+      return (*given)[p];
+    }
   }
   return nullptr;
 }
@@ -373,7 +415,8 @@ void Evaluator::Taken(int o, const Literal* source, std::vector<Literal>& owned,
 
 std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,
                                                   const std::vector<Instruction*>& instrs,
-                                                  const Operands& args, Literal* donated, int i,
+                                                  const Operands& args, Literal* donated,
+                                                  const std::vector<Literal*>* given, int i,
                                                   std::vector<Literal>& owned,
                                                   std::vector<const Literal*>& values,
                                                   std::vector<uint64_t>& bytes, Operands& ops) {
@@ -387,7 +430,7 @@ std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,
   }
   const int o = OperandSlot(plan, instr, k);
   if (o < 0) return std::nullopt;
-  Literal* source = TakeableOperand(plan, instrs, args, donated, i, o, owned, values);
+  Literal* source = TakeableOperand(plan, instrs, args, donated, given, i, o, owned, values);
   if (source == nullptr || !source->shape().IsArray() || source->elided() ||
       !source->shape().SameDimensions(instr.shape()) ||
       source->shape().element_type() != instr.shape().element_type()) {

@@ -323,5 +323,87 @@ ENTRY e {
   }
 }
 
+// A called computation gets the operands its caller reads for the last time as its own: a
+// scan as JAX writes it, with the update inside a call, still updates one array in place, while
+// an operand read again after the call, or inside it after the update, keeps its value.
+TEST(InPlaceUpdates, ACalledComputationUpdatesWhatItsCallerHandsOver) {
+  auto m = ParseModule(R"(HloModule called
+update {
+  a = f32[4,256] parameter(0)
+  v = f32[1,256] parameter(1)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  ROOT u = f32[4,256] dynamic-update-slice(a, v, i, z)
+}
+update_then_add {
+  a = f32[4,256] parameter(0)
+  v = f32[1,256] parameter(1)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  u = f32[4,256] dynamic-update-slice(a, v, i, z)
+  ROOT s = f32[4,256] add(a, u)
+}
+cond {
+  p = (s32[], f32[4,256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  k = s32[] constant(4)
+  ROOT lt = pred[] compare(i, k), direction=LT
+}
+body {
+  p = (s32[], f32[4,256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[4,256] get-tuple-element(p), index=1
+  f = f32[] convert(i)
+  row = f32[1,256] broadcast(f), dimensions={}
+  c = f32[4,256] call(acc, row, i), to_apply=update
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[4,256]) tuple(j, c)
+}
+ENTRY e {
+  x = f32[4,256] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4,256]) tuple(zero, x)
+  w = (s32[], f32[4,256]) while(init), condition=cond, body=body
+  filled = f32[4,256] get-tuple-element(w), index=1
+  y = f32[4,256] negate(x)
+  ones = f32[1,256] broadcast(f32[] constant(1)), dimensions={}
+  two = s32[] constant(2)
+  once = f32[4,256] call(y, ones, two), to_apply=update
+  kept = f32[4,256] add(y, once)
+  y2 = f32[4,256] negate(x)
+  twice = f32[4,256] call(y2, ones, two), to_apply=update_then_add
+  ROOT r = (f32[4,256], f32[4,256], f32[4,256], f32[4,256]) tuple(filled, once, kept, twice)
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<Literal> args;
+  args.push_back(Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {4, 256})));
+  for (int i = 0; i < 1024; ++i) args[0].mutable_data_as<float>()[i] = 10.0f + i;
+  std::vector<const uint8_t*> storage;
+  EvaluatorOptions o;
+  o.on_instruction = [&](const InstructionEvent& ev) {
+    if (ev.instruction->name() == "u" && ev.loop_iteration >= 0) {
+      storage.push_back(ev.result->data().data());
+    }
+  };
+  absl::StatusOr<Literal> r = EvaluateModule(**m, args, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(storage.size(), 4u);
+  for (size_t k = 1; k < storage.size(); ++k) {
+    EXPECT_EQ(storage[k], storage[0]) << "iteration " << k << " copied the array";
+  }
+  const auto& e = r->tuple_elements();
+  for (int i = 0; i < 1024; ++i) {
+    const float y = -(10.0f + i);
+    const float once = i / 256 == 2 ? 1.0f : y;
+    ASSERT_EQ(e[0].data_as<float>()[i], static_cast<float>(i / 256)) << i;
+    ASSERT_EQ(e[1].data_as<float>()[i], once) << i;
+    ASSERT_EQ(e[2].data_as<float>()[i], y + once) << i;
+    // Handed over, but read again inside the callee after its update.
+    ASSERT_EQ(e[3].data_as<float>()[i], y + once) << i;
+  }
+}
+
 }  // namespace
 }  // namespace hlowb
