@@ -404,12 +404,14 @@ void BM_CpuDot(benchmark::State& state) {
 // state. Its roofline per step is the matrix read at the memcpy rate plus the product's flops
 // at the sgemm rate (the row written is noise): the stacked array is updated in place, where a
 // copy per step would add 10 MB of traffic to the matrix's 64 MB.
-void BM_CpuScan(benchmark::State& state) {
-  constexpr int64_t steps = 300, n = 4096;
+constexpr int64_t kScanSteps = 300, kScanWidth = 4096;
+
+std::string ScanModuleText() {
+  constexpr int64_t steps = kScanSteps, n = kScanWidth;
   const std::string v = StrCat("f32[1,", n, "]"), w = StrCat("f32[", n, ",", n, "]"),
                     st = StrCat("f32[", steps, ",1,", n, "]");
   const std::string tuple = StrCat("(s32[], ", v, ", ", st, ", ", w, ")");
-  auto m = MustParse(StrCat(
+  return StrCat(
       "HloModule scan\n",
       "cond {\n  p = ", tuple, " parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n",
       "  k = s32[] constant(", steps, ")\n  ROOT lt = pred[] compare(i, k), direction=LT\n}\n",
@@ -424,11 +426,21 @@ void BM_CpuScan(benchmark::State& state) {
       "  zero = f32[] constant(0)\n  s = ", st, " broadcast(zero), dimensions={}\n",
       "  i = s32[] constant(0)\n  init = ", tuple, " tuple(i, c, s, w)\n",
       "  loop = ", tuple, " while(init), condition=cond, body=body\n",
-      "  ROOT out = ", st, " get-tuple-element(loop), index=2\n}\n"));
-  auto exe = MustCompile(*m);
+      "  ROOT out = ", st, " get-tuple-element(loop), index=2\n}\n");
+}
+
+std::vector<Literal> ScanArguments() {
   std::vector<Literal> args;
-  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {1, n}), 0.5f));
-  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {n, n}), 1e-4f));
+  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {1, kScanWidth}), 0.5f));
+  args.push_back(Filled(Shape::Array(PrimitiveType::kF32, {kScanWidth, kScanWidth}), 1e-4f));
+  return args;
+}
+
+void BM_CpuScan(benchmark::State& state) {
+  constexpr int64_t steps = kScanSteps, n = kScanWidth;
+  auto m = MustParse(ScanModuleText());
+  auto exe = MustCompile(*m);
+  const std::vector<Literal> args = ScanArguments();
   const double mean = MeanRunSeconds(state, *exe, args);
   const double roofline =
       steps * (2.0 * n * n / g_flops_per_second + 4.0 * n * n / g_bytes_per_second);
@@ -708,6 +720,28 @@ void XlaComparison() {
     std::printf("xla-cpu %s: ours %.2f ms, XLA %.2f ms, ours/XLA %.2fx (goal <= 1.0x)\n", file,
                 ours * 1e3, xla * 1e3, ours / xla);
   }
+  // The scan of BM_CpuScan.
+  auto scan = MustParse(ScanModuleText());
+  auto exe = CpuExecutable::Compile(*scan, CpuCompileOptions());
+  if (!exe.ok()) return;
+  const std::vector<Literal> args = ScanArguments();
+  (void)(*exe)->Run(args, {});
+  const double ours = Best(2, [&] { (void)(*exe)->Run(args, {}); });
+  double xla = 1e30;
+  for (int i = 0; i < 2; ++i) {
+    auto r = RunOnXlaCpu(*scan, args, XlaCpuOptions());
+    if (!r.ok()) {
+      std::printf("xla-cpu scan: XLA cannot run it here (%s)\n",
+                  std::string(r.status().message()).substr(0, 200).c_str());
+      return;
+    }
+    xla = std::min(xla, r->run_seconds);
+  }
+  std::printf("xla-cpu scan (%lld steps of [1,%lld] x [%lld,%lld], stacked): ours %.2f ms, XLA "
+              "%.2f ms, ours/XLA %.2fx (goal <= 1.0x)\n",
+              static_cast<long long>(kScanSteps), static_cast<long long>(kScanWidth),
+              static_cast<long long>(kScanWidth), static_cast<long long>(kScanWidth), ours * 1e3,
+              xla * 1e3, ours / xla);
 }
 
 void BM_SgemmBaseline(benchmark::State& state) {
