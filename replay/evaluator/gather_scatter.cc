@@ -167,37 +167,59 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ScatterPairs(const Inst
   for (size_t k = 0; k < d.update_window_dims.size(); ++k) {
     wsize[window_operand_dims[k]] = us.dimension(d.update_window_dims[k]);
   }
-  // (operand index, update index) pairs in update row-major order.
+  // (operand index, update index) pairs in update row-major order. The updates are walked a
+  // row (their last dimension) at a time; a window's start is read from the indices only when
+  // the update's scatter position changes, and a row along a window dimension is a run of
+  // operand elements a fixed stride apart.
   std::vector<std::pair<int64_t, int64_t>> pairs;
   if (Product(us.dimensions()) > 0) {
     pairs.reserve(static_cast<size_t>(Product(us.dimensions())));
-    std::vector<int64_t> ostrides = RowMajorStrides(os.dimensions());
-    std::vector<int64_t> istrides = RowMajorStrides(indices.shape().dimensions());
+    const std::vector<int64_t> ostrides = RowMajorStrides(os.dimensions());
+    const std::vector<int64_t> istrides = RowMajorStrides(indices.shape().dimensions());
+    // Each update dimension's step in the operand (0 for scatter dimensions).
+    std::vector<int64_t> ustep(us.rank(), 0);
+    for (size_t k = 0; k < d.update_window_dims.size(); ++k) {
+      ustep[d.update_window_dims[k]] = ostrides[window_operand_dims[k]];
+    }
+    const int last = us.rank() - 1;
+    const bool row_is_window = last >= 0 && Contains(d.update_window_dims, last);
+    const int64_t row = row_is_window ? us.dimension(last) : 1;
+    // The multi-index over the update's dimensions but the last when rows are runs.
+    std::vector<int64_t> outer_dims(us.dimensions().begin(),
+                                    us.dimensions().end() - (row_is_window ? 1 : 0));
     std::vector<int64_t> idx(us.rank(), 0), batch(update_scatter_dims.size()), vec(vec_len),
-        start(orank);
+        start(orank), prev_batch;
+    std::vector<int64_t> outer(outer_dims.size(), 0);
+    bool started = false, in_bounds = false;
+    int64_t base = 0;
     int64_t ui = 0;
     do {
+      std::copy(outer.begin(), outer.end(), idx.begin());
       for (size_t b = 0; b < update_scatter_dims.size(); ++b) batch[b] = idx[update_scatter_dims[b]];
-      ReadIndexVector(indices, ivd, batch, istrides, &vec);
-      std::fill(start.begin(), start.end(), 0);
-      for (size_t k = 0; k < vec.size(); ++k) start[d.scatter_dims_to_operand_dims[k]] = vec[k];
-      for (size_t j = 0; j < d.input_batching_dims.size(); ++j) {
-        start[d.input_batching_dims[j]] = batch[batching_pos[j]];
-      }
-      bool in_bounds = true;
-      for (int od = 0; od < orank; ++od) {
-        if (start[od] < 0 || start[od] > os.dimension(od) - wsize[od]) in_bounds = false;
+      if (!started || batch != prev_batch) {
+        ReadIndexVector(indices, ivd, batch, istrides, &vec);
+        std::fill(start.begin(), start.end(), 0);
+        for (size_t k = 0; k < vec.size(); ++k) start[d.scatter_dims_to_operand_dims[k]] = vec[k];
+        for (size_t j = 0; j < d.input_batching_dims.size(); ++j) {
+          start[d.input_batching_dims[j]] = batch[batching_pos[j]];
+        }
+        in_bounds = true;
+        base = 0;
+        for (int od = 0; od < orank; ++od) {
+          if (start[od] < 0 || start[od] > os.dimension(od) - wsize[od]) in_bounds = false;
+          base += start[od] * ostrides[od];
+        }
+        prev_batch = batch;
+        started = true;
       }
       if (in_bounds) {
-        int64_t lin = 0;
-        for (int od = 0; od < orank; ++od) lin += start[od] * ostrides[od];
-        for (size_t k = 0; k < d.update_window_dims.size(); ++k) {
-          lin += idx[d.update_window_dims[k]] * ostrides[window_operand_dims[k]];
-        }
-        pairs.emplace_back(lin, ui);
+        int64_t lin = base;
+        for (int u = 0; u < static_cast<int>(outer.size()); ++u) lin += outer[u] * ustep[u];
+        const int64_t step = row_is_window ? ustep[last] : 0;
+        for (int64_t j = 0; j < row; ++j) pairs.emplace_back(lin + j * step, ui + j);
       }
-      ++ui;
-    } while (NextIndex(idx, us.dimensions()));
+      ui += row;
+    } while (NextIndex(outer, outer_dims));
   }
   return pairs;
 }
