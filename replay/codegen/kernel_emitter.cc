@@ -1453,9 +1453,6 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
   return Refuse(h, "no elemental emitter for this opcode");
 }
 
-// for (i = begin; i < end;) { row = i / inner; j0 = i % inner; for j in [j0, min(inner,
-// j0 + end - i)) body(index of row, j); i += ... }: the inner loop runs along the last
-// dimension, so loads and stores there are contiguous and vectorise.
 absl::StatusOr<std::vector<Value*>> Emitter::ClampedStarts(const Instruction& h, int first_index,
                                                            const std::vector<int64_t>& sizes) {
   const Shape& os = h.operand(0)->shape();
@@ -1478,6 +1475,9 @@ absl::StatusOr<std::vector<Value*>> Emitter::ClampedStarts(const Instruction& h,
   return starts;
 }
 
+// for (i = begin; i < end;) { row = i / inner; j0 = i % inner; for j in [j0, min(inner,
+// j0 + end - i)) body(index of row, j); i += ... }: the inner loop runs along the last
+// dimension, so loads and stores there are contiguous and vectorise.
 absl::Status Emitter::OutputRange(Value* begin, Value* end, const std::vector<int64_t>& dims,
                                   const std::function<absl::Status(const Index&)>& body) {
   const int64_t inner = dims.empty() ? 1 : std::max<int64_t>(1, dims.back());

@@ -223,6 +223,9 @@ class Evaluator {
   // Books operand slot o's value as taken over from `source` (no longer live in this run).
   void Taken(int o, const Literal* source, std::vector<Literal>& owned,
              std::vector<const Literal*>& values, std::vector<uint64_t>& bytes);
+  // Moves operand slot o's value out of `source` and books it as taken.
+  Literal TakeOver(int o, Literal* source, std::vector<Literal>& owned,
+                   std::vector<const Literal*>& values, std::vector<uint64_t>& bytes);
   // Computes instruction i in the storage of the operand it updates in place
   // (EvaluatorOptions::compiled_in_place) when that operand's value may be taken over; sets its
   // value. std::nullopt: not in place, nothing changed.

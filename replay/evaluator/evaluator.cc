@@ -301,10 +301,7 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
         if (Literal* state = o < 0 ? nullptr
                                    : TakeableOperand(plan, instrs, args, donated, given, i, o,
                                                      owned, values)) {
-          Literal taken = std::move(*state);
-          *state = Literal();
-          Taken(o, state, owned, values, bytes);
-          result = EvalWhile(instr, std::move(taken));
+          result = EvalWhile(instr, TakeOver(o, state, owned, values, bytes));
           done = true;
         }
       }
@@ -326,9 +323,7 @@ absl::StatusOr<Literal> Evaluator::Run(const Computation& computation, const Ope
                                 : TakeableOperand(plan, instrs, args, donated, given, i, o,
                                                   owned, values);
           if (from == nullptr || !from->shape().IsArray()) continue;
-          handed[k] = std::move(*from);
-          *from = Literal();
-          Taken(o, from, owned, values, bytes);
+          handed[k] = TakeOver(o, from, owned, values, bytes);
           ops[k] = &handed[k];
           handed_over[k] = &handed[k];
           done = true;
@@ -411,6 +406,14 @@ void Evaluator::Taken(int o, const Literal* source, std::vector<Literal>& owned,
     bytes[o] = 0;
   }
   values[o] = nullptr;
+}
+
+Literal Evaluator::TakeOver(int o, Literal* source, std::vector<Literal>& owned,
+                            std::vector<const Literal*>& values, std::vector<uint64_t>& bytes) {
+  Literal value = std::move(*source);
+  *source = Literal();
+  Taken(o, source, owned, values, bytes);
+  return value;
 }
 
 std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,

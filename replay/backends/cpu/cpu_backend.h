@@ -15,7 +15,9 @@
 // turned into rng-bit-generator and arithmetic by the pipeline, which also unrolls three-fry
 // generators into kernels) is computed by the interpreter for that
 // instruction, so a module always runs and never gives an answer the interpreter would not.
-// The summary says which instructions were not compiled and why.
+// The summary says which instructions were not compiled and why. A dynamic-update-slice, or a
+// fusion whose root is one, also gets an in-place kernel that writes only the update into the
+// updated operand's storage; the driver runs it when nothing reads that operand afterwards.
 //
 // Float results agree with the interpreter within the per-type tolerances below; integer and
 // pred results agree bit for bit (the kernels implement semantics.h's edge cases).
