@@ -1065,47 +1065,104 @@ absl::StatusOr<std::vector<Value*>> Emitter::ReduceElems(const Instruction& h, c
       if (!reduced[d]) in_multi[d] = idx.multi[kept++];
     }
   }
+  // Folds the element at in_multi into the accumulators `into`.
+  std::function<absl::Status(const std::vector<llvm::AllocaInst*>&)> fold;
+  // A float max or min: the innermost loop keeps kPartials partial results, each element going to
+  // one of them in turn, and combines them after the loop, so the comparisons do not wait for
+  // each other (a reduction to the row maxima of a [3648, 30522] array: about twice as fast).
+  // Max and min give the same value in any order; only the sign of a zero result and which NaN
+  // comes out can differ from the interpreter's order, both within the float tolerance.
+  constexpr int kPartials = 8;
+  const Instruction* reducer_root = h.called_computations()[0]->root();
+  const bool split_max_min =
+      elements_per_call_ == 0 && n == 1 &&
+      (types[0] == PrimitiveType::kF32 || types[0] == PrimitiveType::kF64) &&
+      reducer_root != nullptr &&
+      (reducer_root->opcode() == Opcode::kMaximum || reducer_root->opcode() == Opcode::kMinimum) &&
+      reducer_root->operand_count() == 2 &&
+      reducer_root->operand(0)->opcode() == Opcode::kParameter &&
+      reducer_root->operand(1)->opcode() == Opcode::kParameter;
   std::function<absl::Status(size_t)> nest = [&](size_t level) -> absl::Status {
-    if (level == red_dims.size()) {
-      Index in_idx = MakeFromMulti(in.dimensions(), in_multi);
-      std::vector<Value*> args;
-      for (int k = 0; k < n; ++k) args.push_back(b_.CreateLoad(ComputeType(types[k]), acc[k]));
-      for (int k = 0; k < n; ++k) {
-        absl::StatusOr<Value*> v = Elem(*h.operand(k), in_idx);
-        if (!v.ok()) return v.status();
-        args.push_back(*v);
+    if (level == red_dims.size()) return fold(acc);
+    int d = red_dims[level];
+    const int64_t size = in.dimension(d);
+    if (split_max_min && level + 1 == red_dims.size() && size >= 2 * kPartials) {
+      std::vector<llvm::AllocaInst*> partial(kPartials);
+      {
+        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        for (int k = 0; k < kPartials; ++k) partial[k] = entry.CreateAlloca(ComputeType(types[0]));
       }
-      // A plain f32 or f64 sum or product may be reassociated, so the vectoriser keeps partial
-      // results in vector lanes: the order differs from the interpreter's row-major one within
-      // the platform's float tolerance, as in XLA's own CPU reductions. Narrow floats are
-      // rounded after every step and keep the interpreter's order, as do other reducers.
-      const Instruction* root = h.called_computations()[0]->root();
-      const bool reassociate =
-          n == 1 && (types[0] == PrimitiveType::kF32 || types[0] == PrimitiveType::kF64) &&
-          root != nullptr &&
-          (root->opcode() == Opcode::kAdd || root->opcode() == Opcode::kMultiply) &&
-          root->operand(0)->opcode() == Opcode::kParameter &&
-          root->operand(1)->opcode() == Opcode::kParameter;
-      llvm::FastMathFlags fmf;
-      fmf.setAllowReassoc();
-      llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b_);
-      if (reassociate) b_.setFastMathFlags(fmf);
-      absl::StatusOr<std::vector<Value*>> r = CallScalar(*h.called_computations()[0], args);
-      if (!r.ok()) return r.status();
-      if (static_cast<int>(r->size()) != n) return Refuse(h, "reducer returns the wrong arity");
-      for (int k = 0; k < n; ++k) {
-        if ((*r)[k]->getType() != ComputeType(types[k])) {
-          return Refuse(h, "reducer result type differs from the accumulator");
-        }
-        b_.CreateStore((*r)[k], acc[k]);
+      // Every partial starts from the running value (max and min are idempotent).
+      Value* running = b_.CreateLoad(ComputeType(types[0]), acc[0]);
+      for (int k = 0; k < kPartials; ++k) b_.CreateStore(running, partial[k]);
+      const int64_t blocks = size / kPartials;
+      absl::Status st = Loop(C64(0), C64(blocks), StrCat("red", level, ".partials"),
+                             [&](Value* block) -> absl::Status {
+                               for (int k = 0; k < kPartials; ++k) {
+                                 in_multi[d] = b_.CreateAdd(b_.CreateMul(block, C64(kPartials)),
+                                                            C64(k));
+                                 if (absl::Status f = fold({partial[k]}); !f.ok()) return f;
+                               }
+                               return absl::OkStatus();
+                             });
+      if (!st.ok()) return st;
+      st = Loop(C64(blocks * kPartials), C64(size), StrCat("red", level, ".rest"),
+                [&](Value* iv) {
+                  in_multi[d] = iv;
+                  return fold({partial[0]});
+                });
+      if (!st.ok()) return st;
+      Value* combined = b_.CreateLoad(ComputeType(types[0]), partial[0]);
+      for (int k = 1; k < kPartials; ++k) {
+        absl::StatusOr<std::vector<Value*>> r = CallScalar(
+            *h.called_computations()[0],
+            {combined, b_.CreateLoad(ComputeType(types[0]), partial[k])});
+        if (!r.ok()) return r.status();
+        if (r->size() != 1) return Refuse(h, "reducer returns the wrong arity");
+        combined = (*r)[0];
       }
+      b_.CreateStore(combined, acc[0]);
       return absl::OkStatus();
     }
-    int d = red_dims[level];
-    return Loop(C64(0), C64(in.dimension(d)), StrCat("red", level), [&](Value* iv) {
+    return Loop(C64(0), C64(size), StrCat("red", level), [&](Value* iv) {
       in_multi[d] = iv;
       return nest(level + 1);
     });
+  };
+  fold = [&](const std::vector<llvm::AllocaInst*>& into) -> absl::Status {
+    Index in_idx = MakeFromMulti(in.dimensions(), in_multi);
+    std::vector<Value*> args;
+    for (int k = 0; k < n; ++k) args.push_back(b_.CreateLoad(ComputeType(types[k]), into[k]));
+    for (int k = 0; k < n; ++k) {
+      absl::StatusOr<Value*> v = Elem(*h.operand(k), in_idx);
+      if (!v.ok()) return v.status();
+      args.push_back(*v);
+    }
+    // A plain f32 or f64 sum or product may be reassociated, so the vectoriser keeps partial
+    // results in vector lanes: the order differs from the interpreter's row-major one within
+    // the platform's float tolerance, as in XLA's own CPU reductions. Narrow floats are
+    // rounded after every step and keep the interpreter's order, as do other reducers.
+    const Instruction* root = h.called_computations()[0]->root();
+    const bool reassociate =
+        n == 1 && (types[0] == PrimitiveType::kF32 || types[0] == PrimitiveType::kF64) &&
+        root != nullptr &&
+        (root->opcode() == Opcode::kAdd || root->opcode() == Opcode::kMultiply) &&
+        root->operand(0)->opcode() == Opcode::kParameter &&
+        root->operand(1)->opcode() == Opcode::kParameter;
+    llvm::FastMathFlags fmf;
+    fmf.setAllowReassoc();
+    llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b_);
+    if (reassociate) b_.setFastMathFlags(fmf);
+    absl::StatusOr<std::vector<Value*>> r = CallScalar(*h.called_computations()[0], args);
+    if (!r.ok()) return r.status();
+    if (static_cast<int>(r->size()) != n) return Refuse(h, "reducer returns the wrong arity");
+    for (int k = 0; k < n; ++k) {
+      if ((*r)[k]->getType() != ComputeType(types[k])) {
+        return Refuse(h, "reducer result type differs from the accumulator");
+      }
+      b_.CreateStore((*r)[k], into[k]);
+    }
+    return absl::OkStatus();
   };
   if (absl::Status st = nest(0); !st.ok()) return st;
   std::vector<Value*> out;

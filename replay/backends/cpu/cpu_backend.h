@@ -28,7 +28,10 @@
 // | f64, f32         | 1e-5 / 1e-5 (f64: 1e-9 / 1e-9)                 | fused code keeps values |
 // |                  |                                                | in registers; vector    |
 // |                  |                                                | math; sums and products |
-// |                  |                                                | reduced in vector lanes |
+// |                  |                                                | reduced in vector lanes;|
+// |                  |                                                | max and min in eight    |
+// |                  |                                                | partials (the sign of a |
+// |                  |                                                | zero, which NaN)        |
 // | c64, c128        | as f32 and f64, for each of the two parts      | as their parts; complex |
 // |                  |                                                | functions run the       |
 // |                  |                                                | interpreter's formulas  |

@@ -559,6 +559,65 @@ ENTRY e {
   EXPECT_NE(ir->find("_in_place"), std::string::npos);
 }
 
+// Float max and min reductions keep eight partial results in their innermost loop: rows whose
+// length is not a multiple of eight, reductions over two dimensions, NaNs (which win), signed
+// zeros and infinities give the interpreter's values; the kernel has the partial loop.
+TEST(CpuKernelPaths, MaxAndMinReductionsKeepPartialResults) {
+  std::unique_ptr<Module> m = Parse(R"(HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+min {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT c = f64[] minimum(a, b)
+}
+ENTRY e {
+  x = f32[37,1003] parameter(0)
+  y = f64[6,5,203] parameter(1)
+  lo = f32[] constant(-inf)
+  hi = f64[] constant(inf)
+  rows = f32[37] reduce(x, lo), dimensions={1}, to_apply=max
+  planes = f64[6] reduce(y, hi), dimensions={1,2}, to_apply=min
+  ROOT r = (f32[37], f64[6]) tuple(rows, planes)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args;
+  Literal x = Literal::Uninitialized(m->entry()->parameter(0)->shape());
+  float* xs = x.mutable_data_as<float>();
+  for (int64_t i = 0; i < x.element_count(); ++i) xs[i] = static_cast<float>(std::sin(0.37 * i) * 100);
+  xs[5 * 1003 + 1001] = std::numeric_limits<float>::quiet_NaN();  // in a row's last elements
+  xs[9 * 1003 + 4] = std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < 1003; ++j) xs[12 * 1003 + j] = j % 2 == 0 ? 0.0f : -0.0f;
+  args.push_back(std::move(x));
+  Literal y = Literal::Uninitialized(m->entry()->parameter(1)->shape());
+  double* ys = y.mutable_data_as<double>();
+  for (int64_t i = 0; i < y.element_count(); ++i) ys[i] = std::cos(0.11 * i) * 10;
+  ys[2 * 1015 + 700] = std::numeric_limits<double>::quiet_NaN();
+  args.push_back(std::move(y));
+  auto want = EvaluateModule(*m, args);
+  ASSERT_TRUE(want.ok()) << want.status();
+  CpuCompileOptions o;
+  o.run_hlo_passes = false;
+  auto exe = CpuExecutable::Compile(*m, o);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+  auto got = (*exe)->Run(args, {});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(testing::Disagreement(*want, *got, "max and min"), "");
+  const float* rows = got->tuple_elements()[0].data_as<float>();
+  EXPECT_TRUE(std::isnan(rows[5]));
+  EXPECT_EQ(rows[9], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(rows[12], 0.0f);
+  EXPECT_TRUE(std::isnan(got->tuple_elements()[1].data_as<double>()[2]));
+  auto ir = CpuKernelIr((*exe)->module(), /*optimized=*/false);
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_NE(ir->find(".partials"), std::string::npos);
+}
+
 // Fusions with the same code (a model's repeated layers) are optimised and compiled once and
 // run the same entry point; each still reads its own operands and constants.
 TEST(CpuKernelPaths, RepeatedKernelsShareTheirCompiledCode) {
