@@ -1,6 +1,9 @@
 #include "replay/backends/cpu/cpu_library_calls.h"
 
 #include <cblas.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -786,6 +789,66 @@ bool RngBitGeneratorTaken(const Instruction& instr) {
 // 8- to 64-bit types on a little-endian host).
 inline void StoreLow(uint8_t* dst, int bytes, uint64_t v) { std::memcpy(dst, &v, bytes); }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HLOWB_PHILOX_AVX2 1
+// The low and high words of the eight 32 x 32 -> 64-bit products a * m.
+__attribute__((target("avx2"))) inline void Multiply32x8(__m256i a, __m256i m, __m256i* lo,
+                                                         __m256i* hi) {
+  const __m256i even = _mm256_mul_epu32(a, m);
+  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+  *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+// Philox4x32-10 of the eight counter blocks low + b .. low + b + 7 (the carry into `high`
+// per block), eight blocks per AVX2 register: the same rounds as eval::Philox4x32, with the
+// 32 x 32 -> 64-bit products of the even and odd lanes recombined into their low and high
+// words. words[k][j] is word k of block j.
+__attribute__((target("avx2"))) void Philox4x32Avx2(uint64_t low, uint64_t high, uint64_t key,
+                                                      int64_t b, uint32_t words[4][8]) {
+  alignas(32) uint32_t x[4][8];
+  for (int j = 0; j < 8; ++j) {
+    const uint64_t lo = low + static_cast<uint64_t>(b + j);
+    const uint64_t hi = high + (lo < low ? 1 : 0);
+    x[0][j] = static_cast<uint32_t>(lo);
+    x[1][j] = static_cast<uint32_t>(lo >> 32);
+    x[2][j] = static_cast<uint32_t>(hi);
+    x[3][j] = static_cast<uint32_t>(hi >> 32);
+  }
+  __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[0]));
+  __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[1]));
+  __m256i x2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[2]));
+  __m256i x3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[3]));
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    __m256i lo0, hi0, lo1, hi1;
+    Multiply32x8(x0, m0, &lo0, &hi0);
+    Multiply32x8(x2, m1, &lo1, &hi1);
+    const __m256i y0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1),
+                                        _mm256_set1_epi32(static_cast<int>(k0)));
+    const __m256i y2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3),
+                                        _mm256_set1_epi32(static_cast<int>(k1)));
+    x0 = y0;
+    x1 = lo1;
+    x2 = y2;
+    x3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(words[0]), x0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(words[1]), x1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(words[2]), x2);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(words[3]), x3);
+}
+
+bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+
 }  // namespace
 
 std::optional<absl::StatusOr<Literal>> LibraryRngBitGenerator(const Instruction& instr,
@@ -818,20 +881,34 @@ std::optional<absl::StatusOr<Literal>> LibraryRngBitGenerator(const Instruction&
   uint8_t* out = bits.mutable_data()->data();
   // Block b gives elements 4b..4b+3 (64-bit results: 2b and 2b+1, low word first), as the
   // interpreter lays them out; blocks are independent, so they split across the pool.
+  auto store = [&](int64_t b, const eval::Words4& w) {
+    if (width == 64) {
+      for (int k = 0; k < 2 && b * 2 + k < n; ++k) {
+        StoreLow(out + (b * 2 + k) * 8, 8, uint64_t{w.w[2 * k]} | (uint64_t{w.w[2 * k + 1]} << 32));
+      }
+    } else if (width == 32 && b * 4 + 3 < n) {
+      std::memcpy(out + b * 16, w.w, 16);
+    } else {
+      for (int k = 0; k < 4 && b * 4 + k < n; ++k) StoreLow(out + (b * 4 + k) * bytes, bytes, w.w[k]);
+    }
+  };
   parallel_for(blocks, 1 << 14, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
+    int64_t b = begin;
+#ifdef HLOWB_PHILOX_AVX2
+    if (HasAvx2()) {
+      uint32_t words[4][8];
+      for (; b + 8 <= end; b += 8) {
+        Philox4x32Avx2(low, high, key, b, words);
+        for (int j = 0; j < 8; ++j) {
+          store(b + j, eval::Words4{{words[0][j], words[1][j], words[2][j], words[3][j]}});
+        }
+      }
+    }
+#endif
+    for (; b < end; ++b) {
       const uint64_t lo = low + static_cast<uint64_t>(b);
       const uint64_t hi = high + (lo < low ? 1 : 0);
-      const eval::Words4 w = eval::Philox4x32(lo, hi, key);
-      if (width == 64) {
-        for (int k = 0; k < 2 && b * 2 + k < n; ++k) {
-          StoreLow(out + (b * 2 + k) * 8, 8, uint64_t{w.w[2 * k]} | (uint64_t{w.w[2 * k + 1]} << 32));
-        }
-      } else if (width == 32 && b * 4 + 3 < n) {
-        std::memcpy(out + b * 16, w.w, 16);
-      } else {
-        for (int k = 0; k < 4 && b * 4 + k < n; ++k) StoreLow(out + (b * 4 + k) * bytes, bytes, w.w[k]);
-      }
+      store(b, eval::Philox4x32(lo, hi, key));
     }
   });
   Literal result(instr.shape(), /*allocate=*/false);
