@@ -442,6 +442,28 @@ void LaunchKernel(const codegen::KernelInfo& k, const std::vector<void*>& buffer
                     [fn, bufs](int64_t b, int64_t e) { fn(bufs, b, e); });
 }
 
+// The input buffers of kernel `k`: the operands' storage, then the array constants it reads.
+// std::nullopt when an operand is not an array or a constant has no value (the instruction is
+// then computed another way); an error naming a constant whose elided data cannot be made.
+std::optional<absl::Status> KernelInputs(
+    const codegen::KernelInfo& k, const std::vector<const Literal*>& ops,
+    const std::function<absl::StatusOr<Literal>(const Instruction&)>& elided_constant,
+    ConstantCache* constant_cache, std::vector<void*>* buffers) {
+  buffers->reserve(ops.size() + k.constants.size() + k.num_outputs);
+  for (const Literal* op : ops) {
+    if (!op->shape().IsArray()) return std::nullopt;
+    buffers->push_back(const_cast<uint8_t*>(op->data().data()));
+  }
+  std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
+      KernelConstantLiterals(k.constants, elided_constant, constant_cache);
+  if (!constants.has_value()) return std::nullopt;
+  if (!constants->ok()) return constants->status();
+  for (const Literal* lit : **constants) {
+    buffers->push_back(const_cast<uint8_t*>(lit->data().data()));
+  }
+  return absl::OkStatus();
+}
+
 // A cache for elided constants when the caller gives none: one per hook.
 ConstantCache* OwnCacheIfNone(ConstantCache* cache, std::shared_ptr<ConstantCache>* own) {
   if (cache != nullptr) return cache;
@@ -470,16 +492,9 @@ CpuExecutable::InPlaceHook(
       return std::nullopt;
     }
     std::vector<void*> buffers;
-    buffers.reserve(ops.size() + k.constants.size() + 1);
-    for (const Literal* op : ops) {
-      if (!op->shape().IsArray()) return std::nullopt;
-      buffers.push_back(const_cast<uint8_t*>(op->data().data()));
-    }
-    std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
-        KernelConstantLiterals(k.constants, elided_constant, constant_cache);
-    if (!constants.has_value()) return std::nullopt;
-    if (!constants->ok()) return constants->status();
-    for (const Literal* lit : **constants) buffers.push_back(const_cast<uint8_t*>(lit->data().data()));
+    std::optional<absl::Status> inputs =
+        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
+    if (!inputs.has_value() || !inputs->ok()) return inputs;
     buffers.push_back(value->mutable_data()->data());
     const Instruction* root = instr.opcode() == Opcode::kFusion
                                   ? instr.called_computations()[0]->root()
@@ -553,16 +568,10 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
     if (it == impl->kernels.end()) return std::nullopt;
     const codegen::KernelInfo& k = it->second;
     std::vector<void*> buffers;
-    buffers.reserve(ops.size() + k.constants.size() + k.num_outputs);
-    for (const Literal* op : ops) {
-      if (!op->shape().IsArray()) return std::nullopt;
-      buffers.push_back(const_cast<uint8_t*>(op->data().data()));
-    }
-    std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
-        KernelConstantLiterals(k.constants, elided_constant, constant_cache);
-    if (!constants.has_value()) return std::nullopt;
-    if (!constants->ok()) return absl::StatusOr<Literal>(constants->status());
-    for (const Literal* lit : **constants) buffers.push_back(const_cast<uint8_t*>(lit->data().data()));
+    std::optional<absl::Status> inputs =
+        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
+    if (!inputs.has_value()) return std::nullopt;
+    if (!inputs->ok()) return absl::StatusOr<Literal>(*inputs);
     Literal result;
     std::vector<Literal*> outs;
     const Shape& shape = instr.shape();
