@@ -206,6 +206,8 @@ class Evaluator {
     std::vector<char> pinned;
     // The values to release after each instruction (those whose last use it is).
     std::vector<std::vector<int>> releases;
+    // The operand each instruction can update in place (InPlaceUpdatedOperand), or -1.
+    std::vector<int> in_place_operand;
   };
   const Plan& GetPlan(const Computation& c);
   // Where operand k of `instr` sits in its computation's plan; -1 when it is not there.

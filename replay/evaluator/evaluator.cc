@@ -81,6 +81,8 @@ const Evaluator::Plan& Evaluator::GetPlan(const Computation& c) {
   plan.last_use.assign(n, -1);
   plan.pinned.assign(n, 0);
   plan.releases.assign(n, {});
+  plan.in_place_operand.assign(n, -1);
+  for (int i = 0; i < n; ++i) plan.in_place_operand[i] = InPlaceUpdatedOperand(*instrs[i]);
   for (int i = 0; i < n; ++i) {
     for (const Instruction* op : instrs[i]->operands()) {
       auto f = plan.index.find(op);
@@ -424,7 +426,7 @@ std::optional<absl::Status> Evaluator::RunInPlace(const Plan& plan,
                                                   std::vector<const Literal*>& values,
                                                   std::vector<uint64_t>& bytes, Operands& ops) {
   const Instruction& instr = *instrs[i];
-  const int k = InPlaceUpdatedOperand(instr);
+  const int k = plan.in_place_operand[i];
   if (k < 0 || k >= static_cast<int>(ops.size())) return std::nullopt;
   // Compiled code without an in-place hook (cuda) computes the instruction its own way.
   if (!options_.compiled_in_place &&

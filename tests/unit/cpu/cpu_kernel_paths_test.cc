@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -374,6 +375,21 @@ ENTRY e {
   EXPECT_GE(exact, finite - finite / 100) << exact << " of " << finite << " bit for bit";
 }
 
+// One f32 literal per entry parameter of `m` (all f32), element i of parameter p being
+// value(i, p).
+std::vector<Literal> F32Arguments(const Module& m,
+                                  const std::function<double(int64_t, int)>& value) {
+  std::vector<Literal> args;
+  for (int p = 0; p < m.entry()->parameter_count(); ++p) {
+    Literal x = Literal::Uninitialized(m.entry()->parameter(p)->shape());
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      x.mutable_data_as<float>()[i] = static_cast<float>(value(i, p));
+    }
+    args.push_back(std::move(x));
+  }
+  return args;
+}
+
 // Runs `m` (whose dots are `library_calls` library calls) on pools of one and two threads:
 // both agree with the interpreter and with each other bit for bit.
 void ExpectLibraryDotsAgreeOnOneAndTwoThreads(const Module& m, const std::vector<Literal>& args,
@@ -409,14 +425,8 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  std::vector<Literal> args;
-  for (int p = 0; p < 2; ++p) {
-    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      x.mutable_data_as<float>()[i] = static_cast<float>(std::cos(0.01 * i + p));
-    }
-    args.push_back(std::move(x));
-  }
+  std::vector<Literal> args =
+      F32Arguments(*m, [](int64_t i, int p) { return std::cos(0.01 * i + p); });
   ExpectLibraryDotsAgreeOnOneAndTwoThreads(*m, args, 1, "dot");
 }
 
@@ -435,15 +445,9 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  std::vector<Literal> args;
-  for (int p = 0; p < 3; ++p) {
-    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      // Positive values: sums without cancellation, so f32 GEMMs meet the f32 tolerance.
-      x.mutable_data_as<float>()[i] = static_cast<float>(1.5 + std::sin(0.003 * i + p));
-    }
-    args.push_back(std::move(x));
-  }
+  // Positive values: sums without cancellation, so f32 GEMMs meet the f32 tolerance.
+  std::vector<Literal> args =
+      F32Arguments(*m, [](int64_t i, int p) { return 1.5 + std::sin(0.003 * i + p); });
   ExpectLibraryDotsAgreeOnOneAndTwoThreads(*m, args, 2, "narrow dots");
 }
 
@@ -468,14 +472,8 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  std::vector<Literal> args;
-  for (int p = 0; p < 6; ++p) {
-    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      x.mutable_data_as<float>()[i] = static_cast<float>(1.25 + std::sin(0.007 * i + 3 * p));
-    }
-    args.push_back(std::move(x));
-  }
+  std::vector<Literal> args =
+      F32Arguments(*m, [](int64_t i, int p) { return 1.25 + std::sin(0.007 * i + 3 * p); });
   ExpectLibraryDotsAgreeOnOneAndTwoThreads(*m, args, 5, "matrix-vector dots");
 }
 
@@ -526,14 +524,8 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  std::vector<Literal> args;
-  for (int p = 0; p < 2; ++p) {
-    Literal x = Literal::Uninitialized(m->entry()->parameter(p)->shape());
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      x.mutable_data_as<float>()[i] = static_cast<float>(0.25 * i - 7 * p);
-    }
-    args.push_back(std::move(x));
-  }
+  std::vector<Literal> args =
+      F32Arguments(*m, [](int64_t i, int p) { return 0.25 * i - 7 * p; });
   auto want = EvaluateModule(*m, args);
   ASSERT_TRUE(want.ok()) << want.status();
   CpuCompileOptions o;
