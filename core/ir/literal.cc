@@ -1,9 +1,11 @@
 #include "core/ir/literal.h"
+#include "core/ir/literal_storage.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -49,7 +51,96 @@ LargeBufferCache& Cache() {
 std::size_t RoundedLarge(std::size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
 }  // namespace
 
+namespace {
+// Registered external memory (begin -> end), and whether there is any: the common case of
+// freeing ordinary storage checks one atomic.
+struct ExternalRanges {
+  std::mutex mu;
+  // begin -> (end, how many scopes registered it: two runs may share a constant).
+  std::map<std::uintptr_t, std::pair<std::uintptr_t, int>> ranges;
+};
+ExternalRanges& External() {
+  static ExternalRanges* ranges = new ExternalRanges();
+  return *ranges;
+}
+std::atomic<int> external_count{0};
+
+bool InExternalRange(const void* p) {
+  if (external_count.load(std::memory_order_acquire) == 0 || p == nullptr) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  ExternalRanges& ext = External();
+  std::lock_guard<std::mutex> lock(ext.mu);
+  auto it = ext.ranges.upper_bound(a);
+  if (it == ext.ranges.begin()) return false;
+  --it;
+  return a >= it->first && a < it->second.first;
+}
+
+// Slices offered to this thread's next allocations (ScopedStoragePlacement).
+thread_local std::vector<ScopedStoragePlacement::Slice>* placement = nullptr;
+
+void* TakePlacement(std::size_t bytes) {
+  if (placement == nullptr || bytes == 0) return nullptr;
+  for (ScopedStoragePlacement::Slice& s : *placement) {
+    if (s.data != nullptr && s.bytes == bytes) {
+      void* p = s.data;
+      s.data = nullptr;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+// The element storage LiteralOver hands to the next allocation on this thread.
+thread_local void* over_next = nullptr;
+}  // namespace
+
+ScopedExternalStorage::ScopedExternalStorage(void* begin, std::size_t bytes) : begin_(begin) {
+  if (begin == nullptr || bytes == 0) {
+    begin_ = nullptr;
+    return;
+  }
+  ExternalRanges& ext = External();
+  std::lock_guard<std::mutex> lock(ext.mu);
+  const auto a = reinterpret_cast<std::uintptr_t>(begin);
+  auto& [end, count] = ext.ranges[a];
+  end = std::max(end, a + bytes);
+  ++count;
+  external_count.fetch_add(1, std::memory_order_release);
+}
+
+ScopedExternalStorage::~ScopedExternalStorage() {
+  if (begin_ == nullptr) return;
+  ExternalRanges& ext = External();
+  std::lock_guard<std::mutex> lock(ext.mu);
+  auto it = ext.ranges.find(reinterpret_cast<std::uintptr_t>(begin_));
+  if (it != ext.ranges.end() && --it->second.second == 0) ext.ranges.erase(it);
+  external_count.fetch_sub(1, std::memory_order_release);
+}
+
+bool IsExternalLiteralStorage(const void* p) { return InExternalRange(p); }
+
+Literal LiteralOver(Shape shape, void* data) {
+  over_next = data;
+  Literal out = Literal::Uninitialized(std::move(shape));
+  over_next = nullptr;
+  return out;
+}
+
+ScopedStoragePlacement::ScopedStoragePlacement(std::vector<Slice> slices)
+    : slices_(std::move(slices)), previous_(placement) {
+  placement = &slices_;
+}
+
+ScopedStoragePlacement::~ScopedStoragePlacement() { placement = previous_; }
+
 void* AllocateLiteralStorage(std::size_t bytes) {
+  if (over_next != nullptr) {
+    void* p = over_next;
+    over_next = nullptr;
+    return p;
+  }
+  if (void* p = TakePlacement(bytes); p != nullptr) return p;
   if (bytes < kHugeThreshold) return ::operator new(bytes);
   const std::size_t rounded = RoundedLarge(bytes);
   {
@@ -74,6 +165,7 @@ void* AllocateLiteralStorage(std::size_t bytes) {
 }
 
 void FreeLiteralStorage(void* p, std::size_t bytes) noexcept {
+  if (InExternalRange(p)) return;
   if (bytes < kHugeThreshold) {
     ::operator delete(p);
     return;

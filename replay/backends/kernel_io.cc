@@ -31,6 +31,9 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModuleForKernels(
     co.platform = platform;
     co.pass_options = pass_options;
     SkipPassesTheCpuRuntimeDoesNotNeed(&co.pass_options);
+    // The cuda runtime keeps no buffers of buffer assignment's, so the copies that make its
+    // aliasing safe would only cost time there.
+    if (platform != "cpu") co.pass_options.disabled_passes.push_back("copy-insertion");
     co.dump_options = dump_options;
     co.evaluator = InterpreterConstantEvaluator();
     co.cancel = cancel;

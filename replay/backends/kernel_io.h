@@ -21,8 +21,8 @@
 namespace hlowb {
 
 // A copy of `module` ready for kernels: with `run_hlo_passes`, after `platform`'s pipeline ("cpu"
-// or "gpu"; layout assignment and copy insertion left out, since the runtimes keep row-major
-// arrays and never work in place), with its time and dump files added to `*pass_seconds` and
+// or "gpu"; layout assignment left out, since the runtimes keep row-major arrays, and copy
+// insertion too for "gpu", whose runtime does not run on buffer assignment), with its time and dump files added to `*pass_seconds` and
 // `*dump_files`; without, as given, once it verifies (the error names the first problem).
 absl::StatusOr<std::unique_ptr<Module>> PrepareModuleForKernels(
     const Module& module, const std::string& platform, bool run_hlo_passes,

@@ -27,6 +27,10 @@
 #include "replay/evaluator/evaluator.h"
 #include "replay/evaluator/semantics.h"
 
+namespace hlowb {
+class InstructionRunner;
+}  // namespace hlowb
+
 namespace hlowb::eval {
 
 using c64 = std::complex<float>;
@@ -243,6 +247,7 @@ class Evaluator {
                         std::chrono::steady_clock::time_point start, std::vector<Literal>& owned,
                         std::vector<const Literal*>& values, std::vector<uint64_t>& bytes);
   absl::StatusOr<Literal> Dispatch(const Instruction& instr, const Operands& ops);
+  friend class ::hlowb::InstructionRunner;
   // Runs a while loop from `state`, its initial state (a copy of the operand, or the operand's
   // value itself when nothing reads it afterwards).
   absl::StatusOr<Literal> EvalWhile(const Instruction& instr, Literal state);

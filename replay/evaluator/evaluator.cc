@@ -10,6 +10,7 @@
 #include "core/passes/copy_insertion.h"
 #include "core/text/printer.h"
 #include "replay/evaluator/eval_internal.h"
+#include "replay/evaluator/instruction_runner.h"
 
 namespace hlowb {
 namespace eval {
@@ -877,6 +878,24 @@ absl::StatusOr<Literal> EvaluateModule(const Module& module, const std::vector<L
     ptrs.push_back(&arguments[i]);
   }
   return EvaluateComputation(*entry, ptrs, options);
+}
+
+InstructionRunner::InstructionRunner(const EvaluatorOptions& options)
+    : evaluator_(std::make_unique<eval::Evaluator>(options)) {}
+InstructionRunner::~InstructionRunner() = default;
+
+absl::StatusOr<Literal> InstructionRunner::Compute(const Instruction& instr,
+                                                   const std::vector<const Literal*>& operands) {
+  if (instr.opcode() == Opcode::kWhile || instr.opcode() == Opcode::kConditional) {
+    return eval::Invalid(instr, "control flow is run by the caller, not computed as one instruction");
+  }
+  if (static_cast<int>(operands.size()) != instr.operand_count()) {
+    return eval::Invalid(instr, StrCat("given ", operands.size(), " operand values for ",
+                                 instr.operand_count(), " operands"));
+  }
+  absl::StatusOr<Literal> result = evaluator_->Dispatch(instr, operands);
+  if (!result.ok()) return eval::Annotate(result.status(), instr);
+  return result;
 }
 
 }  // namespace hlowb

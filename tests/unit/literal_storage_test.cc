@@ -4,9 +4,11 @@
 // for reuse and can be released.
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/ir/literal.h"
+#include "core/ir/literal_storage.h"
 #include "gtest/gtest.h"
 
 namespace hlowb {
@@ -73,6 +75,55 @@ TEST(LiteralStorage, FreedLargeBuffersAreReusedAndCanBeReleased) {
   // Small buffers are never kept.
   { Literal small(Shape::Array(PrimitiveType::kF32, {1000})); }
   EXPECT_EQ(CachedLiteralStorageBytes(), 0u);
+}
+
+// Literals over memory their creator owns (core/ir/literal_storage.h): a view reads and
+// writes the given bytes and frees nothing, a copy of it owns new storage, and placements are
+// taken by allocations of exactly their size, once each, on the thread that offered them.
+TEST(LiteralExternalStorage, AViewReadsAndWritesTheGivenBytesAndFreesNothing) {
+  std::vector<float> memory(64, 0.0f);
+  for (int i = 0; i < 64; ++i) memory[i] = static_cast<float>(i);
+  {
+    ScopedExternalStorage registered(memory.data(), memory.size() * sizeof(float));
+    EXPECT_TRUE(IsExternalLiteralStorage(memory.data() + 10));
+    Literal copy;
+    {
+      Literal view = LiteralOver(Shape::Array(PrimitiveType::kF32, {8, 4}), memory.data() + 16);
+      EXPECT_EQ(view.data().data(), reinterpret_cast<uint8_t*>(memory.data() + 16));
+      EXPECT_EQ(view.data_as<float>()[3], 19.0f);
+      view.mutable_data_as<float>()[0] = -1.0f;
+      copy = view;
+      Literal moved = std::move(view);
+      EXPECT_EQ(moved.data_as<float>()[1], 17.0f);
+    }  // the view and the literal it moved to go: nothing is freed
+    EXPECT_EQ(memory[16], -1.0f);
+    EXPECT_NE(copy.data().data(), reinterpret_cast<uint8_t*>(memory.data() + 16));
+    EXPECT_FALSE(IsExternalLiteralStorage(copy.data().data()));
+    EXPECT_EQ(copy.data_as<float>()[31], 47.0f);
+  }
+  EXPECT_FALSE(IsExternalLiteralStorage(memory.data() + 10));
+}
+
+TEST(LiteralExternalStorage, PlacementsAreTakenByExactSizeOnceOnTheirThread) {
+  std::vector<uint8_t> memory(1024);
+  ScopedExternalStorage registered(memory.data(), memory.size());
+  Literal a, b, c, other_thread;
+  {
+    ScopedStoragePlacement placement({{memory.data(), 400}, {memory.data() + 512, 64}});
+    a = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {16}));   // 64 bytes
+    b = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {16}));   // 64: already taken
+    c = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {100}));  // 400 bytes
+    std::thread t([&] {
+      other_thread = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {100}));
+    });
+    t.join();
+  }
+  EXPECT_EQ(a.data().data(), memory.data() + 512);
+  EXPECT_NE(b.data().data(), memory.data() + 512);
+  EXPECT_EQ(c.data().data(), memory.data());
+  EXPECT_NE(other_thread.data().data(), memory.data());
+  Literal after = Literal::Uninitialized(Shape::Array(PrimitiveType::kF32, {16}));
+  EXPECT_FALSE(IsExternalLiteralStorage(after.data().data()));
 }
 
 }  // namespace

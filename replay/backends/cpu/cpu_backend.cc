@@ -15,6 +15,7 @@
 #include "core/passes/hlo_edit.h"
 #include "core/passes/pipelines.h"
 #include "core/support/strings.h"
+#include "replay/backends/cpu/cpu_arena.h"
 #include "replay/backends/cpu/cpu_fft.h"
 #include "replay/backends/cpu/cpu_library_calls.h"
 #include "replay/backends/cpu/cpu_sort_scatter.h"
@@ -187,11 +188,9 @@ bool IsKernelCandidate(const Instruction& h) {
 
 
 void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options) {
-  // The runtime keeps every array in row-major order and never updates a buffer in place, so
-  // layout assignment and copy insertion would only add copies here.
-  for (const char* pass : {"layout-assignment", "copy-insertion"}) {
-    options->disabled_passes.push_back(pass);
-  }
+  // The runtime keeps every array in row-major order, so layout assignment would only add
+  // copies here. Copy insertion stays: the arena runtime places values by buffer assignment.
+  options->disabled_passes.push_back("layout-assignment");
 }
 
 std::vector<const Instruction*> KernelCandidates(const Module& module) {
@@ -233,12 +232,15 @@ struct CpuExecutable::Impl {
   CpuCompileStats stats;
   std::vector<std::pair<std::string, std::string>> not_compiled;
   std::unique_ptr<ThreadPool> pool;
+  // The arena runtime's plan; null when the module runs on the driver (arena_refused says why).
+  std::unique_ptr<cpu::ArenaProgram> arena;
 };
 
 CpuExecutable::CpuExecutable() : impl_(std::make_unique<Impl>()) {}
 CpuExecutable::~CpuExecutable() = default;
 const Module& CpuExecutable::module() const { return *impl_->module; }
 const CpuCompileStats& CpuExecutable::stats() const { return impl_->stats; }
+bool CpuExecutable::RunsInArena() const { return impl_->arena != nullptr; }
 bool CpuExecutable::IsCompiled(const Instruction& instr) const {
   return impl_->kernels.count(&instr) > 0;
 }
@@ -392,6 +394,22 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
   impl.stats.corrupt_cache_entries = js.corrupt_cache_entries;
   impl.stats.dump_files.insert(impl.stats.dump_files.end(), js.dump_files.begin(),
                                js.dump_files.end());
+  if (!options.run_hlo_passes) {
+    impl.stats.arena_refused = "the module was not compiled by the cpu pipeline (its copies "
+                               "may not make buffer sharing safe)";
+  } else if (!options.arena) {
+    impl.stats.arena_refused = "switched off";
+  } else {
+    absl::StatusOr<std::unique_ptr<cpu::ArenaProgram>> arena =
+        cpu::ArenaProgram::Plan(*impl.module);
+    if (arena.ok()) {
+      impl.arena = *std::move(arena);
+      const cpu::ArenaStats& as = impl.arena->stats();
+      impl.stats.arena_bytes = as.temp_bytes + as.output_bytes + as.private_bytes;
+    } else {
+      impl.stats.arena_refused = std::string(arena.status().message());
+    }
+  }
   impl.stats.total_seconds = Since(start);
   return exe;
 }
@@ -417,7 +435,11 @@ std::string CpuExecutable::Summary() const {
                 "; ", s.library_calls,
                 " library call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,
                 " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
-                by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
+                by.empty() ? std::string() : StrCat(" (", by, ")"), "; ",
+                s.arena_refused.empty()
+                    ? StrCat("runs in a ", HumanReadableNumBytes(s.arena_bytes), " arena")
+                    : StrCat("runs on the driver (", s.arena_refused, ")"),
+                "; ", secs);
 }
 
 namespace {
@@ -446,14 +468,11 @@ void LaunchKernel(const codegen::KernelInfo& k, const std::vector<void*>& buffer
 // std::nullopt when an operand is not an array or a constant has no value (the instruction is
 // then computed another way); an error naming a constant whose elided data cannot be made.
 std::optional<absl::Status> KernelInputs(
-    const codegen::KernelInfo& k, const std::vector<const Literal*>& ops,
+    const codegen::KernelInfo& k, const std::vector<void*>& ops,
     const std::function<absl::StatusOr<Literal>(const Instruction&)>& elided_constant,
     ConstantCache* constant_cache, std::vector<void*>* buffers) {
   buffers->reserve(ops.size() + k.constants.size() + k.num_outputs);
-  for (const Literal* op : ops) {
-    if (!op->shape().IsArray()) return std::nullopt;
-    buffers->push_back(const_cast<uint8_t*>(op->data().data()));
-  }
+  buffers->insert(buffers->end(), ops.begin(), ops.end());
   std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
       KernelConstantLiterals(k.constants, elided_constant, constant_cache);
   if (!constants.has_value()) return std::nullopt;
@@ -462,6 +481,25 @@ std::optional<absl::Status> KernelInputs(
     buffers->push_back(const_cast<uint8_t*>(lit->data().data()));
   }
   return absl::OkStatus();
+}
+
+// The storage of array operands; std::nullopt when one is not an array.
+std::optional<std::vector<void*>> ArrayData(const std::vector<const Literal*>& ops) {
+  std::vector<void*> out;
+  out.reserve(ops.size());
+  for (const Literal* op : ops) {
+    if (!op->shape().IsArray()) return std::nullopt;
+    out.push_back(const_cast<uint8_t*>(op->data().data()));
+  }
+  return out;
+}
+
+// Whether every operand of `instr` is an array (kernels read arrays only).
+bool ArrayOperands(const Instruction& instr) {
+  for (const Instruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return false;
+  }
+  return true;
 }
 
 // A cache for elided constants when the caller gives none: one per hook.
@@ -491,9 +529,11 @@ CpuExecutable::InPlaceHook(
         ops[k.in_place_operand] != value || !value->shape().IsArray()) {
       return std::nullopt;
     }
+    std::optional<std::vector<void*>> data = ArrayData(ops);
+    if (!data.has_value()) return std::nullopt;
     std::vector<void*> buffers;
     std::optional<absl::Status> inputs =
-        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
+        KernelInputs(k, *data, elided_constant, constant_cache, &buffers);
     if (!inputs.has_value() || !inputs->ok()) return inputs;
     buffers.push_back(value->mutable_data()->data());
     const Instruction* root = instr.opcode() == Opcode::kFusion
@@ -567,9 +607,11 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
     auto it = impl->kernels.find(&instr);
     if (it == impl->kernels.end()) return std::nullopt;
     const codegen::KernelInfo& k = it->second;
+    std::optional<std::vector<void*>> data = ArrayData(ops);
+    if (!data.has_value()) return std::nullopt;
     std::vector<void*> buffers;
     std::optional<absl::Status> inputs =
-        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
+        KernelInputs(k, *data, elided_constant, constant_cache, &buffers);
     if (!inputs.has_value()) return std::nullopt;
     if (!inputs->ok()) return absl::StatusOr<Literal>(*inputs);
     Literal result;
@@ -584,10 +626,61 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
   };
 }
 
+cpu::ArenaCode CpuExecutable::ArenaCodeFor(
+    std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+    ConstantCache* constant_cache) const {
+  const Impl* impl = impl_.get();
+  std::shared_ptr<ConstantCache> own_cache;
+  constant_cache = OwnCacheIfNone(constant_cache, &own_cache);
+  cpu::ArenaCode code;
+  code.kernel = [impl, elided_constant, constant_cache, own_cache](
+                    const Instruction& instr, const std::vector<void*>& ops,
+                    const std::vector<void*>& outs) -> std::optional<absl::Status> {
+    auto it = impl->kernels.find(&instr);
+    if (it == impl->kernels.end() || !ArrayOperands(instr)) return std::nullopt;
+    const codegen::KernelInfo& k = it->second;
+    if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
+    std::vector<void*> buffers;
+    std::optional<absl::Status> inputs =
+        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
+    if (!inputs.has_value() || !inputs->ok()) return inputs;
+    buffers.insert(buffers.end(), outs.begin(), outs.end());
+    const Shape& shape = instr.shape();
+    LaunchKernel(k, buffers, shape.IsArray() ? shape.dimensions() : std::vector<int64_t>{},
+                 impl->pool.get());
+    return absl::OkStatus();
+  };
+  code.in_place_kernel = [impl, elided_constant, constant_cache, own_cache](
+                             const Instruction& instr,
+                             const std::vector<void*>& ops) -> std::optional<absl::Status> {
+    auto it = impl->in_place_kernels.find(&instr);
+    if (it == impl->in_place_kernels.end() || !ArrayOperands(instr)) return std::nullopt;
+    const codegen::KernelInfo& k = it->second;
+    if (k.in_place_operand < 0 || k.in_place_operand >= static_cast<int>(ops.size())) {
+      return std::nullopt;
+    }
+    std::vector<void*> buffers;
+    std::optional<absl::Status> inputs =
+        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
+    if (!inputs.has_value() || !inputs->ok()) return inputs;
+    buffers.push_back(ops[k.in_place_operand]);
+    const Instruction* root = instr.opcode() == Opcode::kFusion
+                                  ? instr.called_computations()[0]->root()
+                                  : &instr;
+    LaunchKernel(k, buffers, root->operand(1)->shape().dimensions(), impl->pool.get());
+    return absl::OkStatus();
+  };
+  return code;
+}
+
 absl::StatusOr<Literal> CpuExecutable::Run(const std::vector<Literal>& arguments,
                                            EvaluatorOptions options) const {
   options.compiled = Hook(options.elided_constant, options.constant_cache);
   options.compiled_in_place = InPlaceHook(options.elided_constant, options.constant_cache);
+  if (impl_->arena != nullptr && options.collectives == nullptr) {
+    const cpu::ArenaCode code = ArenaCodeFor(options.elided_constant, options.constant_cache);
+    return impl_->arena->Run(arguments, options, code);
+  }
   return EvaluateModule(*impl_->module, arguments, options);
 }
 

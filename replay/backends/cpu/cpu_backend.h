@@ -7,9 +7,13 @@
 // interpreter's generator (cpu_library_calls.h), ffts run through Eigen's FFT (cpu_fft.h), and
 // sorts and scatters run the interpreter's algorithms with their comparators and combiners
 // compiled (cpu_sort_scatter.h).
-// Running walks the optimised module with the reference evaluator's driver, which asks the
-// compiled kernels and library calls first: kernels run on a thread pool straight from the
-// operands' buffers, and what the generator and the library calls refused (custom calls,
+// A single-device run places every value where buffer assignment put it (cpu_arena.h: one
+// arena per run, loop state updated in place, parameters read where the caller keeps them and
+// never written). Multi-device runs, and the modules the arena runtime refuses (collectives,
+// asynchronous pairs, modules compiled as given), walk the optimised module with the reference
+// evaluator's driver, a literal per value. Either way the compiled kernels and library calls are
+// asked first: kernels run on a thread pool straight from the operands' buffers, and what the
+// generator and the library calls refused (custom calls,
 // collectives, control flow, sorts and scatters whose comparator or combiner the generator
 // refuses, and the forms of gather, dot, convolution and fft the calls do not take; rng is
 // turned into rng-bit-generator and arithmetic by the pipeline, which also unrolls three-fry
@@ -53,6 +57,7 @@
 #include "core/passes/module_dumper.h"
 #include "core/passes/hlo_pass.h"
 #include "core/support/cancel.h"
+#include "replay/backends/cpu/cpu_arena.h"
 #include "replay/evaluator/evaluator.h"
 
 namespace hlowb {
@@ -78,6 +83,9 @@ struct CpuCompileOptions {
   // Compiled-kernel cache folder; empty: no cache. DefaultKernelCacheDir() is the usual one.
   std::string cache_dir;
   int opt_level = 2;
+  // Run on buffer assignment's buffers (cpu_arena.h) when the module allows it; false runs every
+  // module on the evaluator's driver, a literal per value.
+  bool arena = true;
   // Threads for compiling and for running kernels; 0 = one per hardware thread.
   int threads = 0;
   const CancelToken* cancel = nullptr;
@@ -99,13 +107,18 @@ struct CpuCompileStats {
   // In-place forms of dynamic-update-slice kernels (run when the updated operand is read for the
   // last time), besides `kernels`.
   int64_t in_place_kernels = 0;
+  // Bytes one run allocates in the arena runtime (temp and output allocations, private copies of
+  // parameters and constants the program writes); arena_refused says why a module runs on the
+  // driver instead.
+  int64_t arena_bytes = 0;
+  std::string arena_refused;
   // Why instructions were not compiled: "dot" -> 12, ...
   std::map<std::string, int64_t> interpreted_by_opcode;
   std::vector<std::string> dump_files;
 };
 
-// The pass options the cpu platform compiles with: `options` with layout assignment and copy
-// insertion switched off (the runtime keeps row-major arrays and never works in place).
+// The pass options the cpu platform compiles with: `options` with layout assignment switched
+// off (the runtime keeps row-major arrays).
 void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options);
 // Whether the driver walks past `h` to ask a compiled kernel for it: not parameters, constants,
 // tuples, control flow, custom calls, dots and convolutions (library calls), collectives or
@@ -130,6 +143,9 @@ class CpuExecutable {
   // "312 kernels; 40 instructions on the interpreter (dot 12, gather 8, ...); compiled in 1.2 s
   // (passes 0.3 s, LLVM 0.9 s; cache 3 hits, 0 misses)".
   std::string Summary() const;
+  // Whether single-device runs place values by buffer assignment (cpu_arena.h); multi-device
+  // runs, and modules the arena runtime refuses (stats().arena_refused), run on the driver.
+  bool RunsInArena() const;
   // Whether `instr` (an instruction of module()) runs as a compiled kernel.
   bool IsCompiled(const Instruction& instr) const;
   // Reasons, per instruction name, for what was not compiled.
@@ -157,6 +173,10 @@ class CpuExecutable {
 
  private:
   CpuExecutable();
+  // The kernels as the arena runtime calls them (buffers instead of literals).
+  cpu::ArenaCode ArenaCodeFor(
+      std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+      ConstantCache* constant_cache) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

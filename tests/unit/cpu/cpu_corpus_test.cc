@@ -42,7 +42,7 @@ TEST(CpuCorpus, EveryModuleTheInterpreterRunsAgreesOnCpu) {
   };
   CpuCompileOptions cpu;
   cpu.cache_dir = "";  // every module compiles from scratch here
-  int agreed = 0, total = 0, slow = 0;
+  int agreed = 0, total = 0, slow = 0, in_arena = 0;
   int64_t kernels = 0, interpreted = 0;
   double compile_seconds = 0;
   std::string report;
@@ -76,6 +76,11 @@ TEST(CpuCorpus, EveryModuleTheInterpreterRunsAgreesOnCpu) {
       ASSERT_TRUE(exe.ok()) << label << ": " << exe.status();
       kernels += (*exe)->stats().kernels;
       interpreted += (*exe)->stats().interpreted;
+      if ((*exe)->RunsInArena()) {
+        ++in_arena;
+      } else {
+        report += "  " + label + ": on the driver (" + (*exe)->stats().arena_refused + ")\n";
+      }
       compile_seconds += (*exe)->stats().total_seconds;
       auto got = (*exe)->Run(args, options);
       ASSERT_TRUE(got.ok()) << label << ": " << got.status();
@@ -86,11 +91,13 @@ TEST(CpuCorpus, EveryModuleTheInterpreterRunsAgreesOnCpu) {
   }
   std::cout << "cpu corpus: " << agreed << " of " << total << " modules agree with the "
             << "interpreter; " << kernels << " kernels, " << interpreted
-            << " instructions on the interpreter; compile " << compile_seconds << " s; " << slow
-            << " left to the benchmark\n"
+            << " instructions on the interpreter; " << in_arena << " ran in the arena; compile "
+            << compile_seconds << " s; " << slow << " left to the benchmark\n"
             << report;
   EXPECT_GT(total, 50);
   EXPECT_GT(kernels, 0);
+  // Modules the arena runtime refuses (collectives, asynchronous pairs) run on the driver.
+  EXPECT_GT(in_arena, total * 3 / 4) << report;
 }
 
 }  // namespace

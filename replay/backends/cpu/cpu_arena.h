@@ -1,0 +1,86 @@
+// The cpu platform's arena runtime: runs a module compiled by the cpu pipeline (copy insertion,
+// scheduling) with every value at the place buffer assignment gave it (core/passes/
+// buffer_assignment.h). One run allocates its temp allocation as one arena and the output
+// allocations beside it; entry parameters are read where the caller's arguments are, constants
+// where the module keeps them. Kernels read and write the arena directly. While loops,
+// conditionals and calls run their computations over the buffers that buffer assignment made
+// them share, so loop state is updated in place and nothing is copied between iterations.
+//
+// What compiled code does not take (library calls, and whatever the interpreter computes) sees
+// its operands as literals over the arena (core/ir/literal_storage.h) and leaves its result in
+// the arena too: either directly, when the result's storage was placed there, or copied.
+//
+// Parameters and constants whose buffers the program would write (an entry parameter aliased
+// with an output, a constant that becomes loop state) get a private copy first: nothing the
+// caller passed or the module holds is ever modified.
+//
+// Planning refuses what this runtime does not run (an unscheduled module, async pairs, a value
+// without a slice, a bitcast that is not a reshape of row-major data); the driver in
+// replay/evaluator then runs the module instead, and the executable's summary says why.
+#ifndef HLOWB_REPLAY_BACKENDS_CPU_CPU_ARENA_H_
+#define HLOWB_REPLAY_BACKENDS_CPU_CPU_ARENA_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/ir/literal.h"
+#include "core/ir/module.h"
+#include "core/passes/buffer_assignment.h"
+#include "replay/evaluator/evaluator.h"
+
+namespace hlowb::cpu {
+
+// The compiled code an arena run calls.
+struct ArenaCode {
+  // Runs `instr`'s kernel reading `operands` (one pointer per operand; null for a tuple-shaped
+  // one) and writing `outputs` (one per array leaf of the result). std::nullopt: no kernel.
+  std::function<std::optional<absl::Status>(const Instruction& instr,
+                                            const std::vector<void*>& operands,
+                                            const std::vector<void*>& outputs)>
+      kernel;
+  // Runs `instr`'s in-place kernel: `operands[k]` (k = InPlaceUpdatedOperand) is also the
+  // output, and only the update is written. std::nullopt: no in-place kernel.
+  std::function<std::optional<absl::Status>(const Instruction& instr,
+                                            const std::vector<void*>& operands)>
+      in_place_kernel;
+};
+
+struct ArenaStats {
+  int64_t temp_bytes = 0;      // the arena
+  int64_t output_bytes = 0;    // output allocations
+  int64_t private_bytes = 0;   // private copies of parameters and constants the program writes
+  int64_t steps = 0;           // instructions planned, over all computations run
+};
+
+class ArenaProgram {
+ public:
+  // Plans `module` (scheduled, after copy insertion). The error says why this runtime cannot
+  // run it. The module must outlive the program.
+  static absl::StatusOr<std::unique_ptr<ArenaProgram>> Plan(const Module& module);
+  ~ArenaProgram();
+
+  const BufferAssignment& assignment() const;
+  const ArenaStats& stats() const;
+
+  // Runs the entry computation. `options` as the evaluator's: cancel, progress, on_instruction,
+  // the memory budget (the arena and outputs count against it), elided constants, custom calls
+  // and host transfers for what the interpreter computes; `options.compiled` is asked for the
+  // instructions `code` has no kernel for (library calls) before the interpreter. Not for
+  // multi-device runs (options.collectives must be null).
+  absl::StatusOr<Literal> Run(const std::vector<Literal>& arguments,
+                              const EvaluatorOptions& options, const ArenaCode& code) const;
+
+  struct Impl;  // the plan (cpu_arena.cc)
+
+ private:
+  ArenaProgram();
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hlowb::cpu
+
+#endif  // HLOWB_REPLAY_BACKENDS_CPU_CPU_ARENA_H_
