@@ -37,6 +37,7 @@ constexpr char kUsage[] =
     "         [--host_transfers=error|zeros|fake] [--time_limit=SECONDS]\n"
     "         [--candidate_timeout=SECONDS] [--run_in_child] [--literals_out=F]\n"
     "         [--xla_cpu_enable_kernel_cache=true|false] [--xla_cpu_kernel_cache_dir=DIR]\n"
+    "         [--cpu_arena=true|false]\n"
     "         [--cuda_arch=sm_NN] [--cuda_allow_tf32]\n"
     "Shrinks FILE's first module while it fails the same way, and writes the smallest module\n"
     "found to OUT (HLO text). Failures:\n"
@@ -130,7 +131,7 @@ int RunReduce(const std::vector<std::string>& argv) {
            "abs_error_bound", "rel_error_bound", "input_literals_file", "custom_call_fallback",
            "custom_call_library", "host_transfers", "time_limit", "candidate_timeout",
            "literals_out", "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir",
-           "cuda_arch"},
+           "cpu_arena", "cuda_arch"},
           &args, &error) ||
       args.positional.size() != 1 || !args.Has("o") || !args.Has("until")) {
     std::cerr << "hlowb reduce: "

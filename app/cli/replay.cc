@@ -35,7 +35,8 @@ constexpr char kUsage[] =
     "         [--use_large_float_range]\n"
     "         [--num_replicas=N] [--num_partitions=M] [--hlo_argument_mode=MODE]\n"
     "         [--xla_dump_to=DIR] [--xla_cpu_enable_kernel_cache=true|false]\n"
-    "         [--xla_cpu_kernel_cache_dir=DIR] [--profile=N] [--xla_dump_hlo_snapshots]\n"
+    "         [--xla_cpu_kernel_cache_dir=DIR] [--cpu_arena=true|false] [--profile=N]\n"
+    "         [--xla_dump_hlo_snapshots]\n"
     "         [--xla_cpu_helper_timeout=SECONDS] [--cuda_arch=sm_NN] [--cuda_allow_tf32]\n"
     "         [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
@@ -192,7 +193,8 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "num_replicas", "num_partitions", "hlo_argument_mode",
                   "custom_call_fallback", "custom_call_library", "host_transfers", "module",
                   "xla_dump_to",
-                  "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "profile",
+                  "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "cpu_arena",
+                  "profile",
                   "literal_format", "xla_cpu_helper_timeout", "cuda_arch"},
                  &args, &error) ||
       args.positional.empty()) {

@@ -37,6 +37,16 @@ absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
       return absl::InvalidArgumentError("--xla_cpu_enable_kernel_cache must be true or false");
     }
   }
+  // --cpu_arena=false runs cpu modules value by value on the evaluator's driver instead of in
+  // buffer assignment's arena (to tell a runtime problem from a kernel's).
+  if (args.Has("cpu_arena")) {
+    const std::string v = args.Get("cpu_arena");
+    if (v == "false" || v == "0") {
+      options->cpu.arena = false;
+    } else if (v != "true" && v != "1") {
+      return absl::InvalidArgumentError("--cpu_arena must be true or false");
+    }
+  }
   // The cuda platform: --cuda_allow_tf32 (XLA's --xla_gpu_enable_tf32) and --cuda_arch=sm_NN.
   options->cuda.allow_tf32 = args.Has("cuda_allow_tf32");
   if (args.Has("cuda_arch")) {

@@ -123,11 +123,17 @@ bool IsStateElement(const Instruction* instr, const Computation& comp, int64_t i
          (index < 0 || instr->tuple_index() == index);
 }
 
+// `instr` without the copies around it (copy insertion puts them on loop state).
+const Instruction* SkipCopies(const Instruction* instr) {
+  while (instr->opcode() == Opcode::kCopy && instr->operand_count() == 1) instr = instr->operand(0);
+  return instr;
+}
+
 // The initial value of loop-state element `k` when it is a scalar integer constant.
 std::optional<uint64_t> InitialValue(const Instruction* init, int64_t k) {
   if (init->opcode() == Opcode::kTuple) {
     if (k >= init->operand_count()) return std::nullopt;
-    return ConstantIntBits(init->operand(static_cast<int>(k)));
+    return ConstantIntBits(SkipCopies(init->operand(static_cast<int>(k))));
   }
   if (init->opcode() == Opcode::kConstant && init->literal() && !init->literal()->elided()) {
     const auto& elements = init->literal()->tuple_elements();
@@ -144,7 +150,7 @@ std::optional<uint64_t> BodyStep(const Computation& body, int64_t k, PrimitiveTy
   if (!root || root->opcode() != Opcode::kTuple || k >= root->operand_count()) {
     return std::nullopt;
   }
-  const Instruction* next = root->operand(static_cast<int>(k));
+  const Instruction* next = SkipCopies(root->operand(static_cast<int>(k)));
   if (IsStateElement(next, body, k)) return 0;
   if (next->operand_count() != 2) return std::nullopt;
   const Instruction* a = next->operand(0);

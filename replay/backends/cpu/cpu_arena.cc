@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -80,12 +81,14 @@ struct ComputationPlan {
 
 // Where a run finds allocation `a`.
 struct AllocationPlace {
-  enum Kind { kBlock, kArgument, kConstant } kind = kBlock;
+  // kResult: an output allocation that holds exactly one array of the result, which is made
+  // first and written in place (the run hands it back without a copy).
+  enum Kind { kBlock, kArgument, kConstant, kResult } kind = kBlock;
   int64_t block_offset = 0;            // kBlock (also private copies of the other two)
   bool private_copy = false;           // argument or constant copied into the block first
   int64_t parameter_number = -1;       // kArgument
   const Instruction* constant = nullptr;  // kConstant
-  ShapeIndex index;                     // the array inside the argument or constant
+  ShapeIndex index;                     // the array inside the argument, constant or result
 };
 
 }  // namespace
@@ -96,6 +99,7 @@ struct ArenaProgram::Impl {
   std::vector<ComputationPlan> plans;  // plans[0] is the entry
   std::vector<AllocationPlace> places;
   int64_t block_bytes = 0;
+  int64_t result_bytes = 0;  // kResult allocations, made as the result's own arrays
   ArenaStats stats;
 };
 
@@ -192,12 +196,16 @@ class Planner {
       step.operands.push_back(*std::move(l));
     }
     const Opcode opc = h.opcode();
-    switch (OpcodeCategoryOf(opc)) {
-      case OpcodeCategory::kCollective:
-      case OpcodeCategory::kAsync:
-        return absl::UnimplementedError(
-            StrCat(Ref(h), ": collectives and asynchronous pairs run on the driver"));
-      default: break;
+    // Collectives run as the evaluator runs them on one device (every group is this device);
+    // asynchronous pairs, whose halves share buffers, are left to the driver.
+    const std::string_view name = OpcodeName(opc);
+    const auto ends_with = [&name](std::string_view tail) {
+      return name.size() >= tail.size() && name.substr(name.size() - tail.size()) == tail;
+    };
+    if (OpcodeCategoryOf(opc) == OpcodeCategory::kAsync || ends_with("-start") ||
+        ends_with("-done") || ends_with("-update")) {
+      return absl::UnimplementedError(
+          StrCat(Ref(h), ": asynchronous pairs run on the driver"));
     }
     auto alias_of = [&](Leaves sources) -> Step {
       if (sources.size() != step.out.size()) {
@@ -335,7 +343,7 @@ class ArenaRun {
       }
       if (a.elided()) return absl::InvalidArgumentError(StrCat("argument ", i, " has no data (elided)"));
     }
-    const uint64_t need = static_cast<uint64_t>(impl_.block_bytes);
+    const uint64_t need = static_cast<uint64_t>(impl_.block_bytes + impl_.result_bytes);
     if (need > options_.memory_budget_bytes) {
       return absl::ResourceExhaustedError(StrCat(
           "cpu arena: the run needs ", need, " bytes (buffer assignment's temp and output "
@@ -344,7 +352,7 @@ class ArenaRun {
     }
     if (impl_.block_bytes > 0) {
       try {
-        block_ = static_cast<uint8_t*>(AllocateLiteralStorage(need));
+        block_ = static_cast<uint8_t*>(AllocateLiteralStorage(static_cast<size_t>(impl_.block_bytes)));
       } catch (const std::bad_alloc&) {
         return absl::ResourceExhaustedError(
             StrCat("cpu arena: out of memory for the run's ", need, " bytes"));
@@ -353,6 +361,8 @@ class ArenaRun {
     }
     const std::vector<BufferAllocation>& allocs = impl_.assignment.allocations();
     bases_.assign(allocs.size(), nullptr);
+    // The result's arrays, uninitialised; those in kResult allocations are written in place.
+    MakeResult(impl_.module->entry()->root()->shape(), &result_);
     for (size_t a = 0; a < allocs.size(); ++a) {
       const AllocationPlace& place = impl_.places[a];
       const uint8_t* source = nullptr;
@@ -372,6 +382,18 @@ class ArenaRun {
         if (!lit.ok()) return lit.status();
         source = (*lit)->data().data();
         source_bytes = (*lit)->data().size();
+      }
+      if (place.kind == AllocationPlace::kResult) {
+        absl::StatusOr<const Literal*> lit = Element(result_, place.index, "the result");
+        if (!lit.ok()) return lit.status();
+        if (static_cast<int64_t>((*lit)->data().size()) != allocs[a].size) {
+          return absl::InternalError(StrCat("cpu arena: output allocation ", a, " holds ",
+                                            allocs[a].size, " bytes, its result array ",
+                                            (*lit)->data().size()));
+        }
+        bases_[a] = const_cast<uint8_t*>((*lit)->data().data());
+        Register(bases_[a], allocs[a].size);
+        continue;
       }
       if (place.kind != AllocationPlace::kBlock &&
           static_cast<int64_t>(source_bytes) != allocs[a].size) {
@@ -417,11 +439,20 @@ class ArenaRun {
     return absl::OkStatus();
   }
 
-  Literal Result() const {
+  // The result: arrays outside kResult allocations are copied into it.
+  Literal Result() {
     const ComputationPlan& entry = impl_.plans[0];
-    size_t next = 0;
-    Literal view = View(entry.computation->root()->shape(), entry.root, &next, bases_);
-    return Literal(view);  // a copy that owns its storage
+    std::vector<Literal*> arrays;
+    ArraysOf(&result_, &arrays);
+    for (size_t k = 0; k < arrays.size() && k < entry.root.size(); ++k) {
+      uint8_t* to = arrays[k]->mutable_data()->data();
+      const uint8_t* from = Ptr(entry.root[k]);
+      if (to != from && !arrays[k]->data().empty()) {
+        std::memcpy(to, from, arrays[k]->data().size());
+      }
+    }
+    registrations_.clear();  // the result's storage is its own again
+    return std::move(result_);
   }
 
  private:
@@ -466,6 +497,18 @@ class ArenaRun {
   }
 
   uint8_t* Ptr(const Leaf& l) const { return bases_[l.alloc] + l.offset; }
+
+  static void MakeResult(const Shape& shape, Literal* out) {
+    if (shape.IsTuple()) {
+      *out = Literal(shape, /*allocate=*/false);
+      std::vector<Literal>& elems = *out->mutable_tuple_elements();
+      for (int k = 0; k < shape.tuple_count(); ++k) MakeResult(shape.tuple_shape(k), &elems[k]);
+    } else if (shape.IsArray()) {
+      *out = Literal::Uninitialized(shape);
+    } else {
+      *out = Literal(shape);
+    }
+  }
 
   // Copies the arrays at `from` to `to` (same count and sizes), through a staging copy when a
   // source overlaps another destination.
@@ -654,6 +697,7 @@ class ArenaRun {
   std::vector<uint8_t*> bases_;
   std::vector<std::unique_ptr<ScopedExternalStorage>> registrations_;
   std::vector<std::unique_ptr<Literal>> owned_constants_;
+  Literal result_;
   int64_t loop_iteration_ = -1;
 };
 
@@ -684,6 +728,35 @@ absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& m
   const std::vector<BufferAllocation>& allocs = impl.assignment.allocations();
   const std::vector<LogicalValue>& values = impl.assignment.values();
   impl.places.resize(allocs.size());
+  // Output allocations that hold exactly one array of the result, once.
+  {
+    const ComputationPlan& entry_plan = impl.plans[0];
+    std::map<int64_t, int> uses;
+    for (const Leaf& l : entry_plan.root) ++uses[l.alloc];
+    std::vector<ShapeIndex> leaf_index;
+    std::function<void(const Shape&, ShapeIndex*)> walk = [&](const Shape& sh, ShapeIndex* idx) {
+      if (sh.IsTuple()) {
+        for (int k = 0; k < sh.tuple_count(); ++k) {
+          idx->push_back(k);
+          walk(sh.tuple_shape(k), idx);
+          idx->pop_back();
+        }
+      } else if (sh.IsArray()) {
+        leaf_index.push_back(*idx);
+      }
+    };
+    ShapeIndex idx;
+    walk(module.entry()->root()->shape(), &idx);
+    for (size_t k = 0; k < entry_plan.root.size() && k < leaf_index.size(); ++k) {
+      const Leaf& l = entry_plan.root[k];
+      const BufferAllocation& alloc = allocs[l.alloc];
+      if (alloc.kind == AllocationKind::kOutput && l.offset == 0 && alloc.size == l.size &&
+          uses[l.alloc] == 1) {
+        impl.places[l.alloc].kind = AllocationPlace::kResult;
+        impl.places[l.alloc].index = leaf_index[k];
+      }
+    }
+  }
   int64_t offset = 0;
   for (size_t a = 0; a < allocs.size(); ++a) {
     const BufferAllocation& alloc = allocs[a];
@@ -738,6 +811,10 @@ absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& m
       impl.stats.private_bytes += alloc.size;
     } else if (alloc.kind == AllocationKind::kOutput) {
       impl.stats.output_bytes += alloc.size;
+      if (place.kind == AllocationPlace::kResult) {  // the result's own storage
+        impl.result_bytes += alloc.size;
+        continue;
+      }
     } else {
       impl.stats.temp_bytes += alloc.size;
     }

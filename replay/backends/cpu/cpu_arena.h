@@ -14,9 +14,11 @@
 // with an output, a constant that becomes loop state) get a private copy first: nothing the
 // caller passed or the module holds is ever modified.
 //
-// Planning refuses what this runtime does not run (an unscheduled module, async pairs, a value
-// without a slice, a bitcast that is not a reshape of row-major data); the driver in
-// replay/evaluator then runs the module instead, and the executable's summary says why.
+// Collectives compute what they compute on one device (every replica group is this device), as
+// the evaluator does in a single-device run. Planning refuses what this runtime does not run (an
+// unscheduled module, asynchronous pairs, a value without a slice or whose slice is not the size
+// of its row-major array); the driver in replay/evaluator then runs the module instead, and the
+// executable's summary says why.
 #ifndef HLOWB_REPLAY_BACKENDS_CPU_CPU_ARENA_H_
 #define HLOWB_REPLAY_BACKENDS_CPU_CPU_ARENA_H_
 

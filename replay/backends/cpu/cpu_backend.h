@@ -9,8 +9,8 @@
 // compiled (cpu_sort_scatter.h).
 // A single-device run places every value where buffer assignment put it (cpu_arena.h: one
 // arena per run, loop state updated in place, parameters read where the caller keeps them and
-// never written). Multi-device runs, and the modules the arena runtime refuses (collectives,
-// asynchronous pairs, modules compiled as given), walk the optimised module with the reference
+// never written). Multi-device runs, and the modules the arena runtime refuses (asynchronous
+// pairs, modules compiled as given), walk the optimised module with the reference
 // evaluator's driver, a literal per value. Either way the compiled kernels and library calls are
 // asked first: kernels run on a thread pool straight from the operands' buffers, and what the
 // generator and the library calls refused (custom calls,

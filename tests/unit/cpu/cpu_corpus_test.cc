@@ -96,7 +96,7 @@ TEST(CpuCorpus, EveryModuleTheInterpreterRunsAgreesOnCpu) {
             << report;
   EXPECT_GT(total, 50);
   EXPECT_GT(kernels, 0);
-  // Modules the arena runtime refuses (collectives, asynchronous pairs) run on the driver.
+  // Modules the arena runtime refuses (asynchronous pairs) run on the driver.
   EXPECT_GT(in_arena, total * 3 / 4) << report;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/analysis/verifier.h"
 #include "core/passes/conditional_simplifier.h"
+#include "core/passes/copy_insertion.h"
 #include "core/passes/reshape_mover.h"
 #include "core/passes/while_loop_invariant_code_motion.h"
 #include "core/passes/while_loop_simplifier.h"
@@ -215,6 +216,25 @@ TEST(WhileLoopSimplifier, KnownTripCountStepsTheProvenCounter) {
   auto m = ParseModule(CounterLoop(0));
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(KnownTripCount(*(*m)->entry()->root()->operand(0), 100), std::nullopt);
+}
+
+TEST(WhileLoopSimplifier, KnownTripCountSeesThroughTheCopiesOfCopyInsertion) {
+  for (int start : {0, 3}) {
+    auto m = ParseModule(CounterLoop(start));
+    ASSERT_TRUE(m.ok()) << m.status();
+    PassContext ctx;
+    CopyInsertion copies;
+    auto changed = copies.Run(m->get(), ctx);
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    ASSERT_TRUE(*changed) << "copy insertion added no copy to the counter loop";
+    const Instruction* loop = nullptr;
+    for (const Instruction* h : (*m)->entry()->instructions()) {
+      if (h->opcode() == Opcode::kWhile) loop = h;
+    }
+    ASSERT_NE(loop, nullptr);
+    EXPECT_EQ(KnownTripCount(*loop, 100), std::optional<int64_t>(std::max(0, 5 - start)))
+        << "start " << start;
+  }
 }
 
 TEST(WhileLoopSimplifier, LeavesDataDependentTripCount) {
