@@ -677,6 +677,41 @@ void AttentionModelReport() {
                   r.flops / g_flops_per_second + r.bytes / g_bytes_per_second);
     }
   }
+  // The same steps on the evaluator's driver (a literal per value), for the arena's effect in
+  // the same run.
+  {
+    CpuCompileOptions co;
+    co.arena = false;
+    auto driver = CpuExecutable::Compile(*p->module, co);
+    if (driver.ok()) {
+      CancelToken stop;
+      HostTransferFeeder feed(/*fake=*/true, /*seed=*/42, /*use_large_float_range=*/false);
+      EvaluatorOptions o = ModelOptions(*p);
+      o.cancel = &stop;
+      o.host_transfer = feed.ForDevice(0);
+      std::vector<double> starts;
+      int64_t it = -1;
+      const Computation* driver_step = nullptr;
+      for (const auto& c : (*driver)->module().computations()) {
+        if (c->name() == step->name()) driver_step = c.get();
+      }
+      auto d0 = std::chrono::steady_clock::now();
+      o.on_instruction = [&](const InstructionEvent& e) {
+        if (e.instruction->parent() != driver_step || e.loop_iteration == it) return;
+        it = e.loop_iteration;
+        starts.push_back(Seconds(d0));
+        if (static_cast<int>(starts.size()) > kSteps || Seconds(d0) > 300) stop.Cancel();
+      };
+      (void)(*driver)->Run(p->arguments, o);
+      if (starts.size() >= 2) {
+        const double driver_step_seconds =
+            (starts.back() - starts.front()) / static_cast<double>(starts.size() - 1);
+        std::printf("attention_model on cpu: the same step on the driver (--cpu_arena=false) "
+                    "%.2f s: the arena takes %.2fx the driver's time\n",
+                    driver_step_seconds, per_step / driver_step_seconds);
+      }
+    }
+  }
   std::printf("attention_model: one whole replay runs that step %.0f times: %.1f TFLOP, roofline "
               "%.0f s at this run's sgemm and memcpy rates; extrapolated on cpu %.0f s. The issue's "
               "20 s goal for a whole replay is %.0fx below the roofline on this machine.\n",
