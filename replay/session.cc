@@ -224,6 +224,10 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                                    ConstantCache* cache) {
         return cpu->InPlaceHook(std::move(elided), cache);
       };
+      // Each device runs in its own arena (collectives meet in the rendezvous as on the driver).
+      run.run = [cpu](const std::vector<Literal>& args, const EvaluatorOptions& eo) {
+        return cpu->Run(args, eo);
+      };
     }
     return run;
   };

@@ -31,10 +31,16 @@ bool OpcodeFoldable(Opcode op) {
     case Opcode::kDomain:
     case Opcode::kOptimizationBarrier:
     case Opcode::kFusion:
+    // Which device runs the program: not known at compile time.
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId:
       return false;
     default:
-      return true;
+      break;
   }
+  // Collectives combine the values of every device in a group; one device's view is not theirs.
+  const OpcodeCategory category = OpcodeCategoryOf(op);
+  return category != OpcodeCategory::kCollective && category != OpcodeCategory::kAsync;
 }
 
 int64_t ArrayElements(const Shape& shape) {

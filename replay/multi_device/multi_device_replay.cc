@@ -132,11 +132,12 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
       return out;
     }
     if (mo.evaluator.elided_constant) mo.evaluator.constant_cache = constant_cache.get();
-    if (compiled.make_hook) {
+    mo.run_module = compiled.run;
+    if (compiled.make_hook && !compiled.run) {
       mo.evaluator.compiled =
           compiled.make_hook(mo.evaluator.elided_constant, mo.evaluator.constant_cache);
     }
-    if (compiled.make_in_place_hook) {
+    if (compiled.make_in_place_hook && !compiled.run) {
       mo.evaluator.compiled_in_place =
           compiled.make_in_place_hook(mo.evaluator.elided_constant, mo.evaluator.constant_cache);
     }

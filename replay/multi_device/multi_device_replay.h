@@ -49,6 +49,10 @@ struct CompiledRun {
   std::function<decltype(EvaluatorOptions::compiled_in_place)(
       std::function<absl::StatusOr<Literal>(const Instruction&)>, ConstantCache*)>
       make_in_place_hook;
+  // A runtime of its own that each device runs the module through (the cpu platform's arena),
+  // installing its own hooks; when set, the hooks above are unused.
+  std::function<absl::StatusOr<Literal>(const std::vector<Literal>&, const EvaluatorOptions&)>
+      run;
 };
 
 absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions& options,

@@ -65,7 +65,7 @@ absl::StatusOr<std::vector<DeviceRunResult>> EvaluateOnDevices(
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Literal> r = absl::InternalError("not run");
     try {
-      r = EvaluateModule(module, args, eo);
+      r = options.run_module ? options.run_module(args, eo) : EvaluateModule(module, args, eo);
     } catch (const std::bad_alloc&) {
       // A device thread must end through Finish() whatever happens, or the others would wait.
       r = absl::ResourceExhaustedError("out of memory while evaluating");

@@ -35,6 +35,10 @@ struct MultiDeviceOptions {
       host_transfer;
   // Per-device instruction events; calls are serialised (never concurrent).
   std::function<void(int64_t device, const InstructionEvent&)> on_instruction;
+  // When set, each device runs the module through this (a compiled platform's runtime, which
+  // installs its own hooks) instead of EvaluateModule; its options are the device's.
+  std::function<absl::StatusOr<Literal>(const std::vector<Literal>&, const EvaluatorOptions&)>
+      run_module;
   // Longest one device may wait at one collective (a backstop; deadlocks end at once).
   double collective_timeout_seconds = 600;
 };

@@ -828,9 +828,6 @@ absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& m
 absl::StatusOr<Literal> ArenaProgram::Run(const std::vector<Literal>& arguments,
                                           const EvaluatorOptions& options,
                                           const ArenaCode& code) const {
-  if (options.collectives != nullptr) {
-    return absl::FailedPreconditionError("cpu arena: multi-device runs go through the driver");
-  }
   ArenaRun run(*impl_, options, code);
   absl::Status st = run.Prepare(arguments);
   if (st.ok()) st = run.RunComputation(0, /*top=*/true);

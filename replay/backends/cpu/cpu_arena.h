@@ -14,8 +14,8 @@
 // with an output, a constant that becomes loop state) get a private copy first: nothing the
 // caller passed or the module holds is ever modified.
 //
-// Collectives compute what they compute on one device (every replica group is this device), as
-// the evaluator does in a single-device run. Planning refuses what this runtime does not run (an
+// Collectives run as the evaluator runs them: through EvaluatorOptions::collectives in a
+// multi-device run (one arena per device), and as on one device otherwise. Planning refuses what this runtime does not run (an
 // unscheduled module, asynchronous pairs, a value without a slice or whose slice is not the size
 // of its row-major array); the driver in replay/evaluator then runs the module instead, and the
 // executable's summary says why.
@@ -71,8 +71,9 @@ class ArenaProgram {
   // Runs the entry computation. `options` as the evaluator's: cancel, progress, on_instruction,
   // the memory budget (the arena and outputs count against it), elided constants, custom calls
   // and host transfers for what the interpreter computes; `options.compiled` is asked for the
-  // instructions `code` has no kernel for (library calls) before the interpreter. Not for
-  // multi-device runs (options.collectives must be null).
+  // instructions `code` has no kernel for (library calls) before the interpreter. In a
+  // multi-device run (options.collectives set) each device's thread runs its own arena, and
+  // collectives meet through options.collectives as on the evaluator's driver.
   absl::StatusOr<Literal> Run(const std::vector<Literal>& arguments,
                               const EvaluatorOptions& options, const ArenaCode& code) const;
 

@@ -677,7 +677,7 @@ absl::StatusOr<Literal> CpuExecutable::Run(const std::vector<Literal>& arguments
                                            EvaluatorOptions options) const {
   options.compiled = Hook(options.elided_constant, options.constant_cache);
   options.compiled_in_place = InPlaceHook(options.elided_constant, options.constant_cache);
-  if (impl_->arena != nullptr && options.collectives == nullptr) {
+  if (impl_->arena != nullptr) {
     const cpu::ArenaCode code = ArenaCodeFor(options.elided_constant, options.constant_cache);
     return impl_->arena->Run(arguments, options, code);
   }

@@ -7,10 +7,10 @@
 // interpreter's generator (cpu_library_calls.h), ffts run through Eigen's FFT (cpu_fft.h), and
 // sorts and scatters run the interpreter's algorithms with their comparators and combiners
 // compiled (cpu_sort_scatter.h).
-// A single-device run places every value where buffer assignment put it (cpu_arena.h: one
-// arena per run, loop state updated in place, parameters read where the caller keeps them and
-// never written). Multi-device runs, and the modules the arena runtime refuses (asynchronous
-// pairs, modules compiled as given), walk the optimised module with the reference
+// A run places every value where buffer assignment put it (cpu_arena.h: one arena per run and
+// device, loop state updated in place, parameters read where the caller keeps them and never
+// written). The modules the arena runtime refuses (asynchronous pairs, modules compiled as
+// given) walk the optimised module with the reference
 // evaluator's driver, a literal per value. Either way the compiled kernels and library calls are
 // asked first: kernels run on a thread pool straight from the operands' buffers, and what the
 // generator and the library calls refused (custom calls,
@@ -143,8 +143,8 @@ class CpuExecutable {
   // "312 kernels; 40 instructions on the interpreter (dot 12, gather 8, ...); compiled in 1.2 s
   // (passes 0.3 s, LLVM 0.9 s; cache 3 hits, 0 misses)".
   std::string Summary() const;
-  // Whether single-device runs place values by buffer assignment (cpu_arena.h); multi-device
-  // runs, and modules the arena runtime refuses (stats().arena_refused), run on the driver.
+  // Whether runs place values by buffer assignment (cpu_arena.h); modules the arena runtime
+  // refuses (stats().arena_refused) run on the driver.
   bool RunsInArena() const;
   // Whether `instr` (an instruction of module()) runs as a compiled kernel.
   bool IsCompiled(const Instruction& instr) const;

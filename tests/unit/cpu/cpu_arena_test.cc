@@ -5,6 +5,7 @@
 // is compared with the same executable on the evaluator's driver and with the interpreter.
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "replay/backends/cpu/cpu_backend.h"
 #include "replay/evaluator/evaluator.h"
+#include "replay/multi_device/multi_device_runner.h"
 #include "tests/unit/cpu/agreement.h"
 #include "tests/unit/evaluator/corpus_inputs.h"
 
@@ -319,6 +321,56 @@ ENTRY e {
   };
   ExpectArenaAgrees(*module, args, o);
   EXPECT_EQ(calls, 3);  // arena, driver, interpreter
+}
+
+TEST(CpuArena, EachDeviceOfAMultiDeviceRunHasItsOwnArenaAndTheyMeetAtCollectives) {
+  auto module = Parse(R"(HloModule ar, replica_count=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[1024] parameter(0)
+  r = u32[] replica-id()
+  c = f32[] convert(r)
+  b = f32[1024] broadcast(c), dimensions={}
+  x = f32[1024] add(p, b)
+  s = f32[1024] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+  ROOT m = f32[1024] multiply(s, x)
+}
+)");
+  ASSERT_TRUE(module);
+  auto exe = Compile(*module, true);
+  ASSERT_TRUE(exe && exe->RunsInArena()) << (exe ? exe->stats().arena_refused : "");
+  std::vector<std::vector<Literal>> args{Arguments(*module)};
+  MultiDeviceOptions on_interpreter;
+  on_interpreter.grid.num_replicas = 2;
+  MultiDeviceOptions in_arenas = on_interpreter;
+  std::set<const void*> arenas;
+  std::mutex mu;
+  in_arenas.run_module = [&](const std::vector<Literal>& a, const EvaluatorOptions& eo) {
+    EXPECT_NE(eo.collectives, nullptr);
+    EvaluatorOptions with_events = eo;
+    with_events.on_instruction = [&](const InstructionEvent& e) {
+      if (e.instruction->opcode() != Opcode::kAllReduce) return;
+      EXPECT_TRUE(IsExternalLiteralStorage(e.result->data().data()));
+      std::lock_guard<std::mutex> lock(mu);
+      arenas.insert(e.result->data().data());
+    };
+    return exe->Run(a, with_events);
+  };
+  auto want = EvaluateOnDevices(*module, args, on_interpreter);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto got = EvaluateOnDevices(exe->module(), args, in_arenas);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);
+  for (int d = 0; d < 2; ++d) {
+    std::string diff = Disagreement((*want)[d].result, (*got)[d].result, "device");
+    EXPECT_TRUE(diff.empty()) << "device " << d << ": " << diff;
+  }
+  EXPECT_FALSE((*got)[0].result == (*got)[1].result);  // replica ids differ
+  EXPECT_EQ(arenas.size(), 2u);                      // one arena per device
 }
 
 TEST(CpuArena, ProgressEventsCancelAndTheMemoryBudget) {

@@ -896,6 +896,30 @@ ENTRY main {
 )");
 }
 
+TEST(HloConstantFoldingTest, DeviceIdsAndCollectivesStay) {
+  // Which replica or partition runs, and what a group's devices combine, is known only when the
+  // program runs on its devices: folding them as one device would change multi-device results.
+  HloConstantFolding pass;
+  ExpectNoChange(pass, R"(
+HloModule m, replica_count=2, num_partitions=2
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  r = u32[] replica-id()
+  p = u32[] partition-id()
+  s = u32[] add(r, p)
+  f = f32[] convert(s)
+  c = f32[4]{0} constant({1, 2, 3, 4})
+  a = f32[4]{0} all-reduce(c), replica_groups={{0,1}}, to_apply=add
+  b = f32[4]{0} broadcast(f), dimensions={}
+  ROOT m = f32[4]{0} multiply(a, b)
+}
+)");
+}
+
 TEST(HloConstantFoldingTest, ElidedConstantsAndTuplesStay) {
   HloConstantFolding pass;
   ExpectNoChange(pass, R"(
