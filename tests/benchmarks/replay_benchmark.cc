@@ -56,6 +56,16 @@
 namespace hlowb {
 namespace {
 
+// The cpu compile options of the timed benchmarks: HLOWB_BENCH_CPU_ARENA=0 runs them on the
+// evaluator's driver instead of the arena runtime (for the arena's effect, run to run).
+CpuCompileOptions BenchCpuOptions() {
+  CpuCompileOptions co;
+  const char* arena = std::getenv("HLOWB_BENCH_CPU_ARENA");
+  co.arena = arena == nullptr || std::string(arena) != "0";
+  return co;
+}
+
+
 double g_flops_per_second = 0;
 double g_bytes_per_second = 0;
 
@@ -274,7 +284,7 @@ void BM_ReplayModel(benchmark::State& state, const char* file, bool cpu) {
   EvaluatorOptions options = ModelOptions(*p);
   std::unique_ptr<CpuExecutable> exe;
   if (cpu) {
-    CpuCompileOptions co;
+    CpuCompileOptions co = BenchCpuOptions();
     auto compiled = CpuExecutable::Compile(*p->module, co);
     if (!compiled.ok()) {
       state.SkipWithError(std::string(compiled.status().message()).c_str());
@@ -315,7 +325,7 @@ std::unique_ptr<Module> MustParse(const std::string& text) {
 }
 
 std::unique_ptr<CpuExecutable> MustCompile(const Module& m) {
-  CpuCompileOptions co;
+  CpuCompileOptions co = BenchCpuOptions();
   auto exe = CpuExecutable::Compile(m, co);
   if (!exe.ok()) {
     std::fprintf(stderr, "cpu compile failed: %s\n", std::string(exe.status().message()).c_str());
@@ -757,7 +767,7 @@ void XlaComparison() {
   }
   // The scan of BM_CpuScan.
   auto scan = MustParse(ScanModuleText());
-  auto exe = CpuExecutable::Compile(*scan, CpuCompileOptions());
+  auto exe = CpuExecutable::Compile(*scan, BenchCpuOptions());
   if (!exe.ok()) return;
   const std::vector<Literal> args = ScanArguments();
   (void)(*exe)->Run(args, {});
