@@ -107,7 +107,7 @@ namespace {
 
 class Planner {
  public:
-  Planner(const Module& module, ArenaProgram::Impl* impl) : module_(module), impl_(impl) {}
+  explicit Planner(ArenaProgram::Impl* impl) : impl_(impl) {}
 
   absl::StatusOr<int> PlanComputation(const Computation* c) {
     auto it = index_.find(c);
@@ -133,7 +133,6 @@ class Planner {
     absl::StatusOr<Leaves> root = LeavesOf(*c->root());
     if (!root.ok()) return root.status();
     plan.root = *std::move(root);
-    impl_->stats.steps += static_cast<int64_t>(plan.steps.size());
     impl_->plans[id] = std::move(plan);
     return id;
   }
@@ -281,7 +280,6 @@ class Planner {
     return step;
   }
 
-  const Module& module_;
   ArenaProgram::Impl* impl_;
   std::map<const Computation*, int> index_;
 };
@@ -719,7 +717,7 @@ absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& m
   absl::StatusOr<BufferAssignment> ba = AssignBuffers(module);
   if (!ba.ok()) return ba.status();
   impl.assignment = *std::move(ba);
-  Planner planner(module, &impl);
+  Planner planner(&impl);
   absl::StatusOr<int> entry = planner.PlanComputation(module.entry());
   if (!entry.ok()) return entry.status();
 

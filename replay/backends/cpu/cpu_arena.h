@@ -55,7 +55,6 @@ struct ArenaStats {
   int64_t temp_bytes = 0;      // the arena
   int64_t output_bytes = 0;    // output allocations
   int64_t private_bytes = 0;   // private copies of parameters and constants the program writes
-  int64_t steps = 0;           // instructions planned, over all computations run
 };
 
 class ArenaProgram {

@@ -483,6 +483,30 @@ std::optional<absl::Status> KernelInputs(
   return absl::OkStatus();
 }
 
+// Runs kernel `k` of `instr`, reading `ops` (its operands' storage) and writing `outs`: the
+// result's arrays, or for an in-place kernel the updated operand's storage, over the update.
+// std::nullopt and errors as KernelInputs.
+std::optional<absl::Status> RunKernel(
+    const codegen::KernelInfo& k, const Instruction& instr, const std::vector<void*>& ops,
+    const std::vector<void*>& outs,
+    const std::function<absl::StatusOr<Literal>(const Instruction&)>& elided_constant,
+    ConstantCache* constant_cache, ThreadPool* pool) {
+  std::vector<void*> buffers;
+  std::optional<absl::Status> inputs =
+      KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
+  if (!inputs.has_value() || !inputs->ok()) return inputs;
+  buffers.insert(buffers.end(), outs.begin(), outs.end());
+  if (k.in_place_operand >= 0) {
+    const Instruction* root =
+        instr.opcode() == Opcode::kFusion ? instr.called_computations()[0]->root() : &instr;
+    LaunchKernel(k, buffers, root->operand(1)->shape().dimensions(), pool);
+  } else {
+    const Shape& shape = instr.shape();
+    LaunchKernel(k, buffers, shape.IsArray() ? shape.dimensions() : std::vector<int64_t>{}, pool);
+  }
+  return absl::OkStatus();
+}
+
 // The storage of array operands; std::nullopt when one is not an array.
 std::optional<std::vector<void*>> ArrayData(const std::vector<const Literal*>& ops) {
   std::vector<void*> out;
@@ -531,16 +555,8 @@ CpuExecutable::InPlaceHook(
     }
     std::optional<std::vector<void*>> data = ArrayData(ops);
     if (!data.has_value()) return std::nullopt;
-    std::vector<void*> buffers;
-    std::optional<absl::Status> inputs =
-        KernelInputs(k, *data, elided_constant, constant_cache, &buffers);
-    if (!inputs.has_value() || !inputs->ok()) return inputs;
-    buffers.push_back(value->mutable_data()->data());
-    const Instruction* root = instr.opcode() == Opcode::kFusion
-                                  ? instr.called_computations()[0]->root()
-                                  : &instr;
-    LaunchKernel(k, buffers, root->operand(1)->shape().dimensions(), impl->pool.get());
-    return absl::OkStatus();
+    return RunKernel(k, instr, *data, {value->mutable_data()->data()}, elided_constant,
+                     constant_cache, impl->pool.get());
   };
 }
 
@@ -609,19 +625,16 @@ CpuExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> e
     const codegen::KernelInfo& k = it->second;
     std::optional<std::vector<void*>> data = ArrayData(ops);
     if (!data.has_value()) return std::nullopt;
-    std::vector<void*> buffers;
-    std::optional<absl::Status> inputs =
-        KernelInputs(k, *data, elided_constant, constant_cache, &buffers);
-    if (!inputs.has_value()) return std::nullopt;
-    if (!inputs->ok()) return absl::StatusOr<Literal>(*inputs);
     Literal result;
     std::vector<Literal*> outs;
-    const Shape& shape = instr.shape();
-    MakeKernelResult(shape, &result, &outs);
+    MakeKernelResult(instr.shape(), &result, &outs);
     if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
-    for (Literal* o : outs) buffers.push_back(o->mutable_data()->data());
-    LaunchKernel(k, buffers, shape.IsArray() ? shape.dimensions() : std::vector<int64_t>{},
-                 impl->pool.get());
+    std::vector<void*> out_data;
+    for (Literal* o : outs) out_data.push_back(o->mutable_data()->data());
+    std::optional<absl::Status> ran = RunKernel(k, instr, *data, out_data, elided_constant,
+                                                constant_cache, impl->pool.get());
+    if (!ran.has_value()) return std::nullopt;
+    if (!ran->ok()) return absl::StatusOr<Literal>(*ran);
     return absl::StatusOr<Literal>(std::move(result));
   };
 }
@@ -640,15 +653,7 @@ cpu::ArenaCode CpuExecutable::ArenaCodeFor(
     if (it == impl->kernels.end() || !ArrayOperands(instr)) return std::nullopt;
     const codegen::KernelInfo& k = it->second;
     if (static_cast<int>(outs.size()) != k.num_outputs) return std::nullopt;
-    std::vector<void*> buffers;
-    std::optional<absl::Status> inputs =
-        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
-    if (!inputs.has_value() || !inputs->ok()) return inputs;
-    buffers.insert(buffers.end(), outs.begin(), outs.end());
-    const Shape& shape = instr.shape();
-    LaunchKernel(k, buffers, shape.IsArray() ? shape.dimensions() : std::vector<int64_t>{},
-                 impl->pool.get());
-    return absl::OkStatus();
+    return RunKernel(k, instr, ops, outs, elided_constant, constant_cache, impl->pool.get());
   };
   code.in_place_kernel = [impl, elided_constant, constant_cache, own_cache](
                              const Instruction& instr,
@@ -659,16 +664,8 @@ cpu::ArenaCode CpuExecutable::ArenaCodeFor(
     if (k.in_place_operand < 0 || k.in_place_operand >= static_cast<int>(ops.size())) {
       return std::nullopt;
     }
-    std::vector<void*> buffers;
-    std::optional<absl::Status> inputs =
-        KernelInputs(k, ops, elided_constant, constant_cache, &buffers);
-    if (!inputs.has_value() || !inputs->ok()) return inputs;
-    buffers.push_back(ops[k.in_place_operand]);
-    const Instruction* root = instr.opcode() == Opcode::kFusion
-                                  ? instr.called_computations()[0]->root()
-                                  : &instr;
-    LaunchKernel(k, buffers, root->operand(1)->shape().dimensions(), impl->pool.get());
-    return absl::OkStatus();
+    return RunKernel(k, instr, ops, {ops[k.in_place_operand]}, elided_constant, constant_cache,
+                     impl->pool.get());
   };
   return code;
 }
