@@ -219,11 +219,6 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
     };
     if (exe->cpu != nullptr) {
       const CpuExecutable* cpu = exe->cpu.get();
-      run.make_in_place_hook = [cpu](
-                                   std::function<absl::StatusOr<Literal>(const Instruction&)> elided,
-                                   ConstantCache* cache) {
-        return cpu->InPlaceHook(std::move(elided), cache);
-      };
       // Each device runs in its own arena (collectives meet in the rendezvous as on the driver).
       run.run = [cpu](const std::vector<Literal>& args, const EvaluatorOptions& eo) {
         return cpu->Run(args, eo);

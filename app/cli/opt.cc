@@ -18,6 +18,7 @@
 #include "core/text/printer.h"
 #include "app/cli/replay_tools.h"
 #include "replay/backends/cpu/cpu_backend.h"
+#include "replay/backends/kernel_io.h"
 #include "replay/backends/cuda/cuda_backend.h"
 #include "replay/evaluator/constant_evaluator.h"
 
@@ -120,10 +121,8 @@ int RunOpt(const std::vector<std::string>& argv) {
   options.platform = platform;
   options.evaluator = InterpreterConstantEvaluator();
   // The llvm and ptx stages show the kernels the cpu and cuda platforms run, so the module is
-  // compiled as that platform compiles it (both runtimes keep row-major arrays; only the cpu
-  // runtime places values by buffer assignment, so only it keeps copy insertion).
-  if (llvm_stage || ptx_stage) SkipPassesTheCpuRuntimeDoesNotNeed(&options.pass_options);
-  if (ptx_stage) options.pass_options.disabled_passes.push_back("copy-insertion");
+  // compiled as that platform compiles it.
+  if (llvm_stage || ptx_stage) SkipPassesTheRuntimeDoesNotNeed(platform, &options.pass_options);
   if (const char* env = std::getenv("XLA_FLAGS")) {
     std::vector<std::string> unknown;
     absl::Status st =

@@ -4,7 +4,6 @@
 #include "core/passes/hlo_edit.h"
 #include "core/passes/pipelines.h"
 #include "core/support/strings.h"
-#include "replay/backends/cpu/cpu_backend.h"
 #include "replay/evaluator/constant_evaluator.h"
 
 namespace hlowb {
@@ -30,10 +29,7 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModuleForKernels(
     CompileOptions co;
     co.platform = platform;
     co.pass_options = pass_options;
-    SkipPassesTheCpuRuntimeDoesNotNeed(&co.pass_options);
-    // The cuda runtime keeps no buffers of buffer assignment's, so the copies that make its
-    // aliasing safe would only cost time there.
-    if (platform != "cpu") co.pass_options.disabled_passes.push_back("copy-insertion");
+    SkipPassesTheRuntimeDoesNotNeed(platform, &co.pass_options);
     co.dump_options = dump_options;
     co.evaluator = InterpreterConstantEvaluator();
     co.cancel = cancel;
@@ -43,6 +39,11 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModuleForKernels(
     dump_files->insert(dump_files->end(), r->dump_files.begin(), r->dump_files.end());
   }
   return copy;
+}
+
+void SkipPassesTheRuntimeDoesNotNeed(std::string_view platform, PassOptions* options) {
+  options->disabled_passes.push_back("layout-assignment");
+  if (platform != "cpu") options->disabled_passes.push_back("copy-insertion");
 }
 
 std::optional<absl::StatusOr<std::vector<const Literal*>>> KernelConstantLiterals(

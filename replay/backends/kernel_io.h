@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,11 @@
 #include "replay/evaluator/evaluator.h"
 
 namespace hlowb {
+
+// The pass options `platform` ("cpu" or "gpu") compiles its kernels with: layout assignment
+// off (both runtimes keep row-major arrays), and for "gpu" copy insertion too (only the cpu
+// runtime places values by buffer assignment, whose sharing the copies make safe).
+void SkipPassesTheRuntimeDoesNotNeed(std::string_view platform, PassOptions* options);
 
 // A copy of `module` ready for kernels: with `run_hlo_passes`, after `platform`'s pipeline ("cpu"
 // or "gpu"; layout assignment left out, since the runtimes keep row-major arrays, and copy

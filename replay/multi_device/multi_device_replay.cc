@@ -137,10 +137,6 @@ absl::Status RunMultiDeviceIterations(const Module& module, const ReplayOptions&
       mo.evaluator.compiled =
           compiled.make_hook(mo.evaluator.elided_constant, mo.evaluator.constant_cache);
     }
-    if (compiled.make_in_place_hook && !compiled.run) {
-      mo.evaluator.compiled_in_place =
-          compiled.make_in_place_hook(mo.evaluator.elided_constant, mo.evaluator.constant_cache);
-    }
     auto start = std::chrono::steady_clock::now();
     auto results =
         EvaluateOnDevices(compiled.module != nullptr ? *compiled.module : module, lists, mo);

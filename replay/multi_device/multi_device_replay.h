@@ -45,12 +45,8 @@ struct CompiledRun {
   std::function<decltype(EvaluatorOptions::compiled)(
       std::function<absl::StatusOr<Literal>(const Instruction&)>, ConstantCache*)>
       make_hook;
-  // Its in-place hook (EvaluatorOptions::compiled_in_place), where it has one; same arguments.
-  std::function<decltype(EvaluatorOptions::compiled_in_place)(
-      std::function<absl::StatusOr<Literal>(const Instruction&)>, ConstantCache*)>
-      make_in_place_hook;
-  // A runtime of its own that each device runs the module through (the cpu platform's arena),
-  // installing its own hooks; when set, the hooks above are unused.
+  // A runtime of its own that each device runs the module through (the cpu platform), which
+  // installs its own hooks; when set, make_hook is unused.
   std::function<absl::StatusOr<Literal>(const std::vector<Literal>&, const EvaluatorOptions&)>
       run;
 };

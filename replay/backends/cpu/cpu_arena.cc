@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <functional>
 #include <map>
-#include <set>
 #include <utility>
 
+#include "core/analysis/cost_model.h"
 #include "core/ir/computation.h"
 #include "core/ir/literal_storage.h"
 #include "core/passes/copy_insertion.h"
@@ -27,6 +26,7 @@ struct Leaf {
   int64_t offset = 0;
   int64_t size = 0;
   const Shape* shape = nullptr;
+  ShapeIndex index;  // within the instruction whose value it is a leaf of
   bool operator==(const Leaf& o) const { return alloc == o.alloc && offset == o.offset; }
 };
 using Leaves = std::vector<Leaf>;  // a value's arrays in pre-order; tokens have none
@@ -160,7 +160,7 @@ class Planner {
           StrCat(Ref(instr), " {", IndexText(*index), "}: its buffer holds ", slice->size,
                  " bytes, the runtime's array ", ShapeByteSize(shape)));
     }
-    out->push_back({slice->allocation, slice->offset, slice->size, &shape});
+    out->push_back({slice->allocation, slice->offset, slice->size, &shape, *index});
     return absl::OkStatus();
   }
 
@@ -179,10 +179,6 @@ class Planner {
     return out;
   }
 
-  static int64_t ShapeByteSize(const Shape& s) {
-    return s.ElementCount() * static_cast<int64_t>(ByteWidth(s.element_type()));
-  }
-
   absl::StatusOr<Step> PlanStep(const Instruction& h) {
     Step step;
     step.instr = &h;
@@ -195,14 +191,10 @@ class Planner {
       step.operands.push_back(*std::move(l));
     }
     const Opcode opc = h.opcode();
-    // Collectives run as the evaluator runs them on one device (every group is this device);
-    // asynchronous pairs, whose halves share buffers, are left to the driver.
-    const std::string_view name = OpcodeName(opc);
-    const auto ends_with = [&name](std::string_view tail) {
-      return name.size() >= tail.size() && name.substr(name.size() - tail.size()) == tail;
-    };
-    if (OpcodeCategoryOf(opc) == OpcodeCategory::kAsync || ends_with("-start") ||
-        ends_with("-done") || ends_with("-update")) {
+    // Collectives run as the evaluator runs them; asynchronous pairs, whose halves share
+    // buffers, are left to the driver.
+    if (OpcodeCategoryOf(opc) == OpcodeCategory::kAsync || IsAsyncCollectiveStart(opc) ||
+        IsAsyncCollectiveDone(opc)) {
       return absl::UnimplementedError(
           StrCat(Ref(h), ": asynchronous pairs run on the driver"));
     }
@@ -247,7 +239,7 @@ class Planner {
         // condition, body
         const Computation* cond = h.called_computations()[0];
         const Computation* body = h.called_computations()[1];
-        if (cond->root() != nullptr && cond->root()->shape().IsArray() == false) {
+        if (cond->root() != nullptr && !cond->root()->shape().IsArray()) {
           return absl::InvalidArgumentError(StrCat(Ref(h), ": condition is not a pred"));
         }
         for (const Computation* c : {cond, body}) {
@@ -703,7 +695,6 @@ class ArenaRun {
 
 ArenaProgram::ArenaProgram() : impl_(std::make_unique<Impl>()) {}
 ArenaProgram::~ArenaProgram() = default;
-const BufferAssignment& ArenaProgram::assignment() const { return impl_->assignment; }
 const ArenaStats& ArenaProgram::stats() const { return impl_->stats; }
 
 absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& module) {
@@ -727,32 +718,14 @@ absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& m
   const std::vector<LogicalValue>& values = impl.assignment.values();
   impl.places.resize(allocs.size());
   // Output allocations that hold exactly one array of the result, once.
-  {
-    const ComputationPlan& entry_plan = impl.plans[0];
-    std::map<int64_t, int> uses;
-    for (const Leaf& l : entry_plan.root) ++uses[l.alloc];
-    std::vector<ShapeIndex> leaf_index;
-    std::function<void(const Shape&, ShapeIndex*)> walk = [&](const Shape& sh, ShapeIndex* idx) {
-      if (sh.IsTuple()) {
-        for (int k = 0; k < sh.tuple_count(); ++k) {
-          idx->push_back(k);
-          walk(sh.tuple_shape(k), idx);
-          idx->pop_back();
-        }
-      } else if (sh.IsArray()) {
-        leaf_index.push_back(*idx);
-      }
-    };
-    ShapeIndex idx;
-    walk(module.entry()->root()->shape(), &idx);
-    for (size_t k = 0; k < entry_plan.root.size() && k < leaf_index.size(); ++k) {
-      const Leaf& l = entry_plan.root[k];
-      const BufferAllocation& alloc = allocs[l.alloc];
-      if (alloc.kind == AllocationKind::kOutput && l.offset == 0 && alloc.size == l.size &&
-          uses[l.alloc] == 1) {
-        impl.places[l.alloc].kind = AllocationPlace::kResult;
-        impl.places[l.alloc].index = leaf_index[k];
-      }
+  std::map<int64_t, int> uses;
+  for (const Leaf& l : impl.plans[0].root) ++uses[l.alloc];
+  for (const Leaf& l : impl.plans[0].root) {
+    const BufferAllocation& alloc = allocs[l.alloc];
+    if (alloc.kind == AllocationKind::kOutput && l.offset == 0 && alloc.size == l.size &&
+        uses[l.alloc] == 1) {
+      impl.places[l.alloc].kind = AllocationPlace::kResult;
+      impl.places[l.alloc].index = l.index;
     }
   }
   int64_t offset = 0;

@@ -64,7 +64,6 @@ class ArenaProgram {
   static absl::StatusOr<std::unique_ptr<ArenaProgram>> Plan(const Module& module);
   ~ArenaProgram();
 
-  const BufferAssignment& assignment() const;
   const ArenaStats& stats() const;
 
   // Runs the entry computation. `options` as the evaluator's: cancel, progress, on_instruction,

@@ -187,12 +187,6 @@ bool IsKernelCandidate(const Instruction& h) {
 }
 
 
-void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options) {
-  // The runtime keeps every array in row-major order, so layout assignment would only add
-  // copies here. Copy insertion stays: the arena runtime places values by buffer assignment.
-  options->disabled_passes.push_back("layout-assignment");
-}
-
 std::vector<const Instruction*> KernelCandidates(const Module& module) {
   std::vector<const Instruction*> candidates;
   for (const Computation* c : DriverComputations(module)) {

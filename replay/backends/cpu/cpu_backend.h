@@ -117,9 +117,6 @@ struct CpuCompileStats {
   std::vector<std::string> dump_files;
 };
 
-// The pass options the cpu platform compiles with: `options` with layout assignment switched
-// off (the runtime keeps row-major arrays).
-void SkipPassesTheCpuRuntimeDoesNotNeed(PassOptions* options);
 // Whether the driver walks past `h` to ask a compiled kernel for it: not parameters, constants,
 // tuples, control flow, custom calls, dots and convolutions (library calls), collectives or
 // async ops.
@@ -155,7 +152,7 @@ class CpuExecutable {
   // host transfers, collectives, elided constants); its `compiled` hook is set here.
   absl::StatusOr<Literal> Run(const std::vector<Literal>& arguments,
                               EvaluatorOptions options) const;
-  // The hook Run installs, for callers that drive the evaluator themselves (multi-device runs).
+  // The hook Run installs on the driver, for callers that drive the evaluator themselves.
   // `elided_constant` supplies data for constants elided in the input; may be empty. With a
   // `constant_cache`, elided constants inside kernels are made once and shared with every run
   // that uses the cache; without one, once per hook.
@@ -163,16 +160,16 @@ class CpuExecutable {
                                                        const std::vector<const Literal*>&)>
   Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
        ConstantCache* constant_cache = nullptr) const;
-  // The in-place hook Run installs (EvaluatorOptions::compiled_in_place): the in-place forms
-  // of dynamic-update-slices and of fusions whose root is one write only the update into the
-  // operand's storage. Arguments as Hook's.
-  std::function<std::optional<absl::Status>(const Instruction&, const std::vector<const Literal*>&,
-                                             Literal*)>
-  InPlaceHook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
-              ConstantCache* constant_cache = nullptr) const;
 
  private:
   CpuExecutable();
+  // The in-place hook Run installs on the driver (EvaluatorOptions::compiled_in_place): the
+  // in-place forms of dynamic-update-slices and of fusions whose root is one write only the
+  // update into the operand's storage. Arguments as Hook's.
+  std::function<std::optional<absl::Status>(const Instruction&, const std::vector<const Literal*>&,
+                                             Literal*)>
+  InPlaceHook(std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
+              ConstantCache* constant_cache) const;
   // The kernels as the arena runtime calls them (buffers instead of literals).
   cpu::ArenaCode ArenaCodeFor(
       std::function<absl::StatusOr<Literal>(const Instruction&)> elided_constant,
