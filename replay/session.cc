@@ -80,17 +80,19 @@ absl::StatusOr<HostTransferMode> ParseHostTransferMode(std::string_view text) {
       StrCat("--host_transfers must be error, zeros or fake, not '", text, "'"));
 }
 
-absl::Status CheckPlatform(const std::string& platform) {
+absl::Status CheckPlatform(const std::string& platform, bool cuda_emulated) {
   if (IsInterpreter(platform)) return absl::OkStatus();
   if (IsXlaCpu(platform)) return FindXlaPython().status();
   if (IsCpu(platform)) return absl::OkStatus();
+  if (IsCuda(platform) && cuda_emulated) return absl::OkStatus();
   if (IsCuda(platform)) {
     absl::Status st = CudaAvailable();
     if (st.ok()) return st;
     return absl::FailedPreconditionError(
         StrCat("platform '", platform, "' cannot run here: ", st.message(),
                " (the cuda platform needs an NVIDIA GPU and its driver); use --platform=cpu or "
-               "--platform=interpreter"));
+               "--platform=interpreter, or --cuda_emulate to run its kernels on the host's GPU "
+               "emulator"));
   }
   if (platform == "rocm") {
     return absl::FailedPreconditionError(
@@ -148,9 +150,14 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
   report.module_name = module_.name();
   report.platform = options_.platform;
   report.reference_platform = options_.reference_platform;
-  if (absl::Status st = CheckPlatform(options_.platform); !st.ok()) return st;
+  if (absl::Status st = CheckPlatform(options_.platform, options_.cuda.emulate); !st.ok()) {
+    return st;
+  }
   if (!options_.reference_platform.empty()) {
-    if (absl::Status st = CheckPlatform(options_.reference_platform); !st.ok()) return st;
+    if (absl::Status st = CheckPlatform(options_.reference_platform, options_.cuda.emulate);
+        !st.ok()) {
+      return st;
+    }
   }
   if (options_.iterations < 1) return absl::InvalidArgumentError("iterations must be at least 1");
   if (module_.entry() == nullptr) return absl::InvalidArgumentError("the module has no entry computation");

@@ -182,7 +182,9 @@ struct ReplayReport {
 
 // Checks a platform name; FailedPrecondition for known platforms that cannot run here (cuda
 // without a driver or GPU, xla-cpu without jax, rocm), InvalidArgument for unknown names.
-absl::Status CheckPlatform(const std::string& platform);
+// `cuda_emulated`: cuda runs on the host's GPU emulator (CudaCompileOptions::emulate), which
+// needs no driver.
+absl::Status CheckPlatform(const std::string& platform, bool cuda_emulated = false);
 // Whether `platform` runs a compiled, optimised copy of the module (cpu, host, cuda, gpu), so
 // its instructions are not the module's own.
 bool CompilesModule(const std::string& platform);

@@ -38,7 +38,7 @@ constexpr char kUsage[] =
     "         [--candidate_timeout=SECONDS] [--run_in_child] [--literals_out=F]\n"
     "         [--xla_cpu_enable_kernel_cache=true|false] [--xla_cpu_kernel_cache_dir=DIR]\n"
     "         [--cpu_arena=true|false]\n"
-    "         [--cuda_arch=sm_NN] [--cuda_allow_tf32]\n"
+    "         [--cuda_arch=sm_NN] [--cuda_allow_tf32] [--cuda_emulate]\n"
     "Shrinks FILE's first module while it fails the same way, and writes the smallest module\n"
     "found to OUT (HLO text). Failures:\n"
     "  mismatch   the platform's result differs from --reference_platform's beyond the error\n"
@@ -126,7 +126,8 @@ int RunReduce(const std::vector<std::string>& argv) {
   Args args;
   std::string error;
   if (!ParseArgs(
-          argv, {"force_fake_data", "use_large_float_range", "run_in_child", "cuda_allow_tf32"},
+          argv, {"force_fake_data", "use_large_float_range", "run_in_child", "cuda_allow_tf32",
+                 "cuda_emulate"},
           {"o", "until", "platform", "reference_platform", "reference_module", "seed",
            "abs_error_bound", "rel_error_bound", "input_literals_file", "custom_call_fallback",
            "custom_call_library", "host_transfers", "time_limit", "candidate_timeout",

@@ -38,7 +38,7 @@ constexpr char kUsage[] =
     "         [--xla_cpu_kernel_cache_dir=DIR] [--cpu_arena=true|false] [--profile=N]\n"
     "         [--xla_dump_hlo_snapshots]\n"
     "         [--xla_cpu_helper_timeout=SECONDS] [--cuda_arch=sm_NN] [--cuda_allow_tf32]\n"
-    "         [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
+    "         [--cuda_emulate] [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
     "evaluator; also 'reference'), cpu (compiled for this machine: the cpu pass pipeline, then\n"
     "LLVM kernels, with the interpreter computing what the kernels do not cover; also 'host'),\n"
@@ -50,7 +50,9 @@ constexpr char kUsage[] =
     "pipeline, then PTX kernels and cuBLAS GEMMs, the interpreter computing the rest; with\n"
     "--run_test_hlo_passes=false XLA's optimized GPU HLO runs as given, one kernel per fusion;\n"
     "--cuda_arch=sm_NN sets the PTX target, default the device's; --cuda_allow_tf32 lets f32\n"
-    "GEMMs use TF32, off by default). Without a reference\n"
+    "GEMMs use TF32, off by default; --cuda_emulate runs the same kernels on the host's GPU\n"
+    "emulator, which needs no GPU, with GPU threads, warps and shared memory emulated, to check\n"
+    "what the cuda platform computes; it is slow). Without a reference\n"
     "platform the result is compared with the one a snapshot or literals file carries, if any.\n"
     "cpu compiles are cached on disk (default ~/.cache/hlowb/cpu-kernels); --xla_dump_to writes\n"
     "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s (cuda: .ptx);\n"
@@ -186,7 +188,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
   std::string error;
   if (!ParseArgs(argv, {"force_fake_data", "print_literals", "use_large_float_range",
                         "find_nonfinite", "isolate_instructions", "bisect_passes",
-                        "cuda_allow_tf32"},
+                        "cuda_allow_tf32", "cuda_emulate"},
                  {"platform", "reference_platform", "input_format", "iterations", "seed",
                   "abs_error_bound", "rel_error_bound", "input_literals_file",
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
@@ -392,7 +394,10 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                 << "\n";
       for (const std::string* p : {&options.platform, &options.reference_platform}) {
         if (*p == kCudaPlatform || *p == "gpu") {
-          std::cout << "  cuda device: " << CudaDeviceDescription() << "\n";
+          std::cout << "  cuda device: "
+                    << (options.cuda.emulate ? std::string("the host's GPU emulator (--cuda_emulate)")
+                                             : CudaDeviceDescription())
+                    << "\n";
           break;
         }
       }

@@ -49,6 +49,8 @@ absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
   }
   // The cuda platform: --cuda_allow_tf32 (XLA's --xla_gpu_enable_tf32) and --cuda_arch=sm_NN.
   options->cuda.allow_tf32 = args.Has("cuda_allow_tf32");
+  // --cuda_emulate: the cuda platform on the host's GPU emulator (no GPU needed; slow).
+  options->cuda.emulate = args.Has("cuda_emulate");
   if (args.Has("cuda_arch")) {
     absl::Status st = CheckCudaArch(args.Get("cuda_arch"));
     if (!st.ok()) return st;
@@ -86,7 +88,7 @@ absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
   // Last, so a malformed flag is a usage error even where the platform cannot run.
   for (const std::string* p : {&options->platform, &options->reference_platform}) {
     if (p->empty()) continue;
-    absl::Status st = CheckPlatform(*p);
+    absl::Status st = CheckPlatform(*p, options->cuda.emulate);
     if (!st.ok()) return st;
   }
   return absl::OkStatus();

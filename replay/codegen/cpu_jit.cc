@@ -93,12 +93,6 @@ void InitializeLlvm() {
   });
 }
 
-std::string ErrorText(llvm::Error e) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << e;
-  return os.str();
-}
 
 std::string HostFeatures() {
   llvm::StringMap<bool> features;
@@ -200,6 +194,16 @@ absl::StatusOr<std::string> Codegen(llvm::Module* m, llvm::TargetMachine* tm,
   return std::string(buffer.begin(), buffer.end());
 }
 
+
+}  // namespace
+
+std::string ErrorText(llvm::Error e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << e;
+  return os.str();
+}
+
 absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder(int opt_level) {
   InitializeLlvm();
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> jtmb =
@@ -211,8 +215,6 @@ absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder(int opt_le
   jtmb->setCodeModel(llvm::CodeModel::Small);
   return *jtmb;
 }
-
-}  // namespace
 
 std::string DefaultKernelCacheDir() {
   if (const char* d = std::getenv("HLOWB_CACHE_DIR"); d != nullptr && *d != '\0') {

@@ -53,6 +53,9 @@ struct KernelInfo {
   // update's elements. -1 for ordinary kernels. Compile returns it after the instruction's
   // ordinary kernel.
   int in_place_operand = -1;
+  // GPU kernels (KernelForm::cooperative_reductions): the threads that compute one output
+  // element together; 1 for kernels whose threads each compute their own elements.
+  int threads_per_element = 1;
   KernelFn fn = nullptr;
 };
 
@@ -147,13 +150,29 @@ struct EmittedKernel {
   KernelInfo info;
   int index = 0;  // position in the instruction list given to Compile
 };
-// With `elements_per_call` > 0 (GPU kernels: one thread's elements) a call computes the
-// elements begin + k * element_stride below `end`, k < elements_per_call, all of them before
-// storing any when there are that many; 0 is the CPU's form, a loop over [begin, end).
+// The shape of the kernels EmitKernels makes; the default is the CPU's.
+struct KernelForm {
+  // > 0 (GPU kernels: one thread's elements): a call computes the elements
+  // begin + k * element_stride below `end`, k < elements_per_call, all of them before storing
+  // any when there are that many; 0 is the CPU's form, a loop over [begin, end).
+  int elements_per_call = 0;
+  int64_t element_stride = 1;
+  // GPU kernels of one element per call: a kernel whose outputs are reduces over rows of 32 or
+  // more elements (or over columns, for few outputs) is a cooperative reduction. A call then
+  // computes output element `begin` with a group of KernelInfo::threads_per_element threads
+  // (a warp, or the whole block for rows of 256 or more), the group's lanes (thread index
+  // modulo the group) folding every group-th element, combining through warp shuffles and,
+  // for a block, shared memory and barriers; lane 0 stores. All of a group's threads must make
+  // the same calls.
+  bool cooperative_reductions = false;
+  int block_size = 256;
+  // GPU kernels compiled for the host's GPU emulator (gpu_emulator.h): shared memory comes from
+  // hlowb_emu_shared_memory() rather than an array in the shared address space.
+  bool emulated = false;
+};
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused, int elements_per_call = 0,
-                         int64_t element_stride = 1);
+                         std::vector<RefusedInstruction>* refused, const KernelForm& form = {});
 
 // Internal: emits `void <name_prefix>K(ptr args)` for each accepted computation K into
 // `llvm_module`; `names` gets each function's name (empty when refused) and `refused` the reasons.

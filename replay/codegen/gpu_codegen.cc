@@ -15,10 +15,14 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "core/ir/computation.h"
 #include "core/support/strings.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -32,13 +36,16 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/Transforms/IPO/Internalize.h"
+#include "replay/codegen/gpu_emulator.h"
 #include "replay/codegen/llvm_passes.h"
 
 namespace hlowb::codegen {
@@ -203,7 +210,11 @@ constexpr int kBlockSize = 256;
 // The `.entry` kernel around the emitter's range function: block b covers the elements
 // [b * B * per_thread, (b + 1) * B * per_thread) for its B = kBlockSize threads, thread t taking
 // every B-th of them from the block's start + t; blocks then stride by the grid.
-void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name, int per_thread) {
+// A cooperative kernel (`group` > 1 threads per element) gives each group of `group`
+// consecutive threads one element per step instead: group g of the block takes element
+// b * (B / group) + g, and the groups stride by the grid.
+void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name, int per_thread,
+               int group) {
   llvm::LLVMContext& ctx = m->getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Function* k = llvm::Function::Create(
@@ -225,8 +236,16 @@ void AddKernel(llvm::Module* m, llvm::Function* range, const std::string& name, 
   llvm::Value* ctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   llvm::Value* nctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
   llvm::Value* per = b.getInt64(per_thread);
-  llvm::Value* first = b.CreateAdd(b.CreateMul(b.CreateMul(ctaid, ntid), per), tid, "first");
-  llvm::Value* stride = b.CreateMul(b.CreateMul(nctaid, ntid), per, "stride");
+  llvm::Value* first = nullptr;
+  llvm::Value* stride = nullptr;
+  if (group > 1) {
+    llvm::Value* groups = b.CreateUDiv(ntid, b.getInt64(group));
+    first = b.CreateAdd(b.CreateMul(ctaid, groups), b.CreateUDiv(tid, b.getInt64(group)), "first");
+    stride = b.CreateMul(nctaid, groups, "stride");
+  } else {
+    first = b.CreateAdd(b.CreateMul(b.CreateMul(ctaid, ntid), per), tid, "first");
+    stride = b.CreateMul(b.CreateMul(nctaid, ntid), per, "stride");
+  }
   llvm::Value* count = k->getArg(1);
   b.CreateCondBr(b.CreateICmpSLT(first, count), loop, exit);
   b.SetInsertPoint(loop);
@@ -318,34 +337,178 @@ absl::StatusOr<std::string> ClampGpuArch(const std::string& arch) {
   return StrCat("sm_", std::min(*sm, MaxNvptxSm()));
 }
 
+struct GpuEmulation::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::map<std::string, EmulatedKernelFn> entries;
+};
+
+GpuEmulation::GpuEmulation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GpuEmulation::~GpuEmulation() = default;
+
+absl::Status GpuEmulation::Launch(const GpuKernelInfo& kernel, void* table, int64_t count,
+                                  int64_t grid, const CancelToken* cancel) const {
+  auto it = impl_->entries.find(kernel.kernel_name);
+  if (it == impl_->entries.end()) {
+    return absl::NotFoundError(StrCat("GPU emulator: no kernel ", kernel.kernel_name));
+  }
+  EmulatedLaunch launch;
+  launch.fn = it->second;
+  launch.table = table;
+  launch.count = count;
+  launch.grid = grid;
+  launch.block = kernel.block_size;
+  launch.collectives = kernel.threads_per_element > 1;
+  return EmulateLaunch(launch, cancel);
+}
+
+namespace {
+
+// Emulated kernels call the emulator where PTX reads special registers, shuffles and waits at
+// barriers. Error: an NVVM intrinsic the emulator does not provide.
+absl::Status BindNvvmToEmulator(llvm::Module* m) {
+  std::vector<llvm::Function*> intrinsics;
+  for (llvm::Function& f : *m) {
+    if (f.isIntrinsic() && f.getName().startswith("llvm.nvvm.")) intrinsics.push_back(&f);
+  }
+  for (llvm::Function* f : intrinsics) {
+    const char* target = nullptr;
+    switch (f->getIntrinsicID()) {
+      case llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x: target = "hlowb_emu_tid_x"; break;
+      case llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x: target = "hlowb_emu_ntid_x"; break;
+      case llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x: target = "hlowb_emu_ctaid_x"; break;
+      case llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x: target = "hlowb_emu_nctaid_x"; break;
+      case llvm::Intrinsic::nvvm_shfl_sync_down_i32: target = "hlowb_emu_shfl_down_i32"; break;
+      case llvm::Intrinsic::nvvm_barrier0: target = "hlowb_emu_barrier"; break;
+      default:
+        return absl::InternalError(
+            StrCat("the GPU emulator has no ", f->getName().str(), " (used by a kernel)"));
+    }
+    llvm::FunctionCallee callee = m->getOrInsertFunction(target, f->getFunctionType());
+    auto* fn = llvm::cast<llvm::Function>(callee.getCallee());
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    if (f->getIntrinsicID() == llvm::Intrinsic::nvvm_shfl_sync_down_i32 ||
+        f->getIntrinsicID() == llvm::Intrinsic::nvvm_barrier0) {
+      fn->addFnAttr(llvm::Attribute::Convergent);
+    }
+    f->replaceAllUsesWith(fn);
+    f->eraseFromParent();
+  }
+  return absl::OkStatus();
+}
+
+// The emulated program: `m` compiled for the host and linked into its own JIT, with the
+// emulator's functions and, for libdevice's __nv_* names, the C library's.
+absl::StatusOr<std::shared_ptr<const GpuEmulation>> LinkForEmulation(
+    llvm::Module* m, llvm::TargetMachine* tm, llvm::orc::JITTargetMachineBuilder jtmb,
+    const std::vector<std::string>& kernels) {
+  llvm::SmallVector<char, 0> buffer;
+  {
+    llvm::raw_svector_ostream os(buffer);
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile)) {
+      return absl::InternalError("the host target cannot emit the emulated kernels");
+    }
+    pm.run(*m);
+  }
+  auto impl = std::make_unique<GpuEmulation::Impl>();
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) return absl::InternalError(StrCat("LLVM ORC: ", ErrorText(jit.takeError())));
+  impl->jit = std::move(*jit);
+  llvm::orc::JITDylib& lib = impl->jit->getMainJITDylib();
+  llvm::Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>> gen =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          impl->jit->getDataLayout().getGlobalPrefix());
+  if (!gen) return absl::InternalError(StrCat("LLVM ORC: ", ErrorText(gen.takeError())));
+  lib.addGenerator(std::move(*gen));
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](const std::string& name, void* address) {
+    symbols[impl->jit->mangleAndIntern(name)] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(address), llvm::JITSymbolFlags::Exported);
+  };
+  add("hlowb_emu_tid_x", reinterpret_cast<void*>(&hlowb_emu_tid_x));
+  add("hlowb_emu_ntid_x", reinterpret_cast<void*>(&hlowb_emu_ntid_x));
+  add("hlowb_emu_ctaid_x", reinterpret_cast<void*>(&hlowb_emu_ctaid_x));
+  add("hlowb_emu_nctaid_x", reinterpret_cast<void*>(&hlowb_emu_nctaid_x));
+  add("hlowb_emu_shfl_down_i32", reinterpret_cast<void*>(&hlowb_emu_shfl_down_i32));
+  add("hlowb_emu_barrier", reinterpret_cast<void*>(&hlowb_emu_barrier));
+  add("hlowb_emu_shared_memory", reinterpret_cast<void*>(&hlowb_emu_shared_memory));
+  for (const llvm::Function& f : *m) {
+    const std::string name = f.getName().str();
+    if (!f.isDeclaration() || name.rfind("__nv_", 0) != 0) continue;
+    const std::string libm = name.substr(5);
+    void* address = llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(libm);
+    if (address == nullptr) {
+      return absl::InternalError(StrCat("the GPU emulator has no host function for ", name));
+    }
+    add(name, address);
+  }
+  if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+    return absl::InternalError(StrCat("LLVM ORC: ", ErrorText(std::move(e))));
+  }
+  if (llvm::Error e = impl->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(buffer.data(), buffer.size()), "hlowb_gpu_emulated.o"))) {
+    return absl::InternalError(StrCat("LLVM ORC: ", ErrorText(std::move(e))));
+  }
+  for (const std::string& k : kernels) {
+    llvm::Expected<llvm::orc::ExecutorAddr> addr = impl->jit->lookup(k);
+    if (!addr) {
+      return absl::InternalError(
+          StrCat("LLVM ORC cannot find emulated kernel ", k, ": ", ErrorText(addr.takeError())));
+    }
+    impl->entries[k] = addr->toPtr<EmulatedKernelFn>();
+  }
+  return std::shared_ptr<const GpuEmulation>(std::make_shared<GpuEmulation>(std::move(impl)));
+}
+
+}  // namespace
+
 absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& instructions,
                                         const PtxOptions& options) {
   absl::StatusOr<std::string> arch = ClampGpuArch(options.gpu_arch);
   if (!arch.ok()) return arch.status();
-  InitializeNvptx();
-  std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
-  if (target == nullptr) return absl::InternalError(StrCat("LLVM has no NVPTX target: ", error));
-  llvm::TargetOptions to;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      kTriple, *arch, "+ptx78", to, std::nullopt, std::nullopt,
-      options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive : llvm::CodeGenOpt::Default));
-  if (tm == nullptr) return absl::InternalError("LLVM could not make an NVPTX target machine");
+  const bool emulate = options.emulate;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::optional<llvm::orc::JITTargetMachineBuilder> host;
+  if (emulate) {
+    absl::StatusOr<llvm::orc::JITTargetMachineBuilder> jtmb = HostMachineBuilder(options.opt_level);
+    if (!jtmb.ok()) return jtmb.status();
+    host = *jtmb;
+    llvm::Expected<std::unique_ptr<llvm::TargetMachine>> made = host->createTargetMachine();
+    if (!made) return absl::InternalError(StrCat("LLVM: ", ErrorText(made.takeError())));
+    tm = std::move(*made);
+  } else {
+    InitializeNvptx();
+    std::string error;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+    if (target == nullptr) return absl::InternalError(StrCat("LLVM has no NVPTX target: ", error));
+    llvm::TargetOptions to;
+    tm.reset(target->createTargetMachine(
+        kTriple, *arch, "+ptx78", to, std::nullopt, std::nullopt,
+        options.opt_level >= 2 ? llvm::CodeGenOpt::Aggressive : llvm::CodeGenOpt::Default));
+    if (tm == nullptr) return absl::InternalError("LLVM could not make an NVPTX target machine");
+  }
 
   PtxProgram program;
-  program.arch = *arch;
+  program.arch = emulate ? "the host's GPU emulator" : *arch;
   auto t0 = std::chrono::steady_clock::now();
   llvm::LLVMContext ctx;
   llvm::Module module("hlowb_gpu_kernels", ctx);
-  module.setTargetTriple(kTriple);
+  module.setTargetTriple(emulate ? tm->getTargetTriple().str() : std::string(kTriple));
   module.setDataLayout(tm->createDataLayout());
   std::vector<EmittedKernel> emitted;
   std::map<const Instruction*, int> per_thread;
   for (size_t k = 0; k < instructions.size(); ++k) {
     const int per = Reduces(*instructions[k]) ? 1 : 4;
     per_thread[instructions[k]] = per;
+    KernelForm form;
+    form.elements_per_call = per;
+    form.element_stride = kBlockSize;
+    form.cooperative_reductions = true;
+    form.block_size = kBlockSize;
+    form.emulated = emulate;
     if (absl::Status st = EmitKernels(&module, {instructions[k]}, static_cast<int>(k), &emitted,
-                                      &program.refused, per, kBlockSize);
+                                      &program.refused, form);
         !st.ok()) {
       return st;
     }
@@ -354,7 +517,8 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     return absl::CancelledError("cancelled");
   }
   BindMathToLibdevice(&module);
-  // Which kernels need what GPU code cannot have: host helpers, or libdevice when it is missing.
+  // Which kernels need what GPU code cannot have: host helpers, or libdevice when it is missing
+  // (the emulator takes the C library's functions instead).
   const std::string libdevice =
       options.libdevice_path.empty() ? FindLibdevice() : options.libdevice_path;
   bool needs_libdevice = false;
@@ -369,8 +533,9 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
       const std::string name = f->getName().str();
       if (name.rfind("__nv_", 0) == 0) {
         uses_libdevice = true;
-        if (!libdevice.empty()) continue;
+        if (!libdevice.empty() || emulate) continue;
       }
+      if (name == "hlowb_emu_shared_memory" && emulate) continue;
       missing = name;
       break;
     }
@@ -400,7 +565,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     range->setName(name + "_range");
     range->setLinkage(llvm::GlobalValue::InternalLinkage);
     range->addFnAttr(llvm::Attribute::AlwaysInline);
-    AddKernel(&module, range, name, per_thread[k.info.instruction]);
+    AddKernel(&module, range, name, per_thread[k.info.instruction], k.info.threads_per_element);
     kept.push_back(std::move(k));
   }
   EraseDeadFunctions(&module);
@@ -410,6 +575,9 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     if (llvm::verifyModule(module, &os)) {
       return absl::InternalError(StrCat("the GPU emitter made invalid IR: ", os.str()));
     }
+  }
+  if (emulate) {
+    if (absl::Status st = BindNvvmToEmulator(&module); !st.ok()) return st;
   }
   program.emit_seconds = Since(t0);
   if (!options.dump_dir.empty()) {
@@ -421,7 +589,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     }
   }
   auto t1 = std::chrono::steady_clock::now();
-  if (needs_libdevice) {
+  if (needs_libdevice && !emulate) {
     llvm::SMDiagnostic diag;
     std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(libdevice, diag, ctx);
     if (lib == nullptr) {
@@ -439,11 +607,13 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
   llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
     return kernel_names.count(gv.getName().str()) > 0;
   });
-  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  if (!emulate) module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   Optimize(&module, tm.get(), options.opt_level);
   EraseDeadFunctions(&module);
   for (const std::string& name : kernel_names) {
-    if (llvm::Function* k = module.getFunction(name)) MarkBuffersGlobal(k);
+    if (llvm::Function* k = module.getFunction(name); k != nullptr && !emulate) {
+      MarkBuffersGlobal(k);
+    }
   }
   program.optimize_seconds = Since(t1);
   if (options.cancel != nullptr && options.cancel->IsCancelled()) {
@@ -458,9 +628,17 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     }
   }
   auto t2 = std::chrono::steady_clock::now();
-  current_work = StrCat("compiling ", kept.size(), " kernel(s) to PTX for ", *arch, " (the first: ",
-                        kept.empty() ? std::string("none") : kept[0].info.instruction->name(), ")");
-  {
+  if (emulate) {
+    absl::StatusOr<std::shared_ptr<const GpuEmulation>> emulation = LinkForEmulation(
+        &module, tm.get(), *host,
+        std::vector<std::string>(kernel_names.begin(), kernel_names.end()));
+    if (!emulation.ok()) return emulation.status();
+    program.emulation = *std::move(emulation);
+  } else {
+    current_work = StrCat("compiling ", kept.size(), " kernel(s) to PTX for ", *arch,
+                          " (the first: ",
+                          kept.empty() ? std::string("none") : kept[0].info.instruction->name(),
+                          ")");
     // LLVM 16's loop strength reduction can narrow index arithmetic on one-bit values to an i1
     // multiply that the NVPTX instruction selector cannot select, a fatal error (a reduce over
     // a [.., 2] output is enough). Code generation for NVPTX runs without it: the option is
@@ -485,7 +663,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     program.ptx.assign(buffer.begin(), buffer.end());
   }
   program.codegen_seconds = Since(t2);
-  if (!options.dump_dir.empty()) {
+  if (!options.dump_dir.empty() && !emulate) {
     if (absl::Status st = WriteFile(StrCat(options.dump_dir, "/", options.dump_prefix, ".ptx"),
                                     program.ptx, &program.dump_files);
         !st.ok()) {
@@ -501,6 +679,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     g.iteration_count = k.info.iteration_count;
     g.cost_per_element = k.info.cost_per_element;
     g.elements_per_thread = per_thread[k.info.instruction];
+    g.threads_per_element = k.info.threads_per_element;
     g.block_size = kBlockSize;
     program.kernels.push_back(std::move(g));
   }

@@ -2,7 +2,10 @@
 // emitter (kernel_emitter.cc) pointed at LLVM's NVPTX backend: every instruction the emitter
 // accepts becomes one `.entry` kernel whose threads each compute output elements of the
 // instruction's iteration space (a grid-stride loop), so a loop fusion is one pass over memory
-// with no temporaries. Math functions are bound to CUDA's libdevice (linked from the toolkit's
+// with no temporaries. Reductions over rows of 32 elements or more (or over columns, when there
+// are few outputs) are cooperative: a warp, or the whole block for rows of 256 or more, computes
+// each output element, its lanes folding strided elements, then combining through warp shuffles
+// and, across a block's warps, shared memory (KernelForm in cpu_jit.h). Math functions are bound to CUDA's libdevice (linked from the toolkit's
 // nvvm/libdevice/libdevice.10.bc); kernels that would need a host helper (the f8 and other
 // narrow-float converters) are refused with the reason, and the caller computes that instruction
 // some other way. LLVM's headers stay inside replay/codegen: nothing here exposes an LLVM type.
@@ -14,6 +17,7 @@
 #define HLOWB_REPLAY_CODEGEN_GPU_CODEGEN_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,7 +44,13 @@ struct GpuKernelInfo {
   // Elements each thread computes per step of its grid-stride loop (block_size apart, loaded
   // together): 4 for elementwise and data-movement kernels, 1 for those that reduce.
   int elements_per_thread = 1;
+  // Threads that compute each element together (a cooperative reduction, KernelForm in
+  // cpu_jit.h: 32, a warp, or block_size, the block); 1 for kernels whose threads each compute
+  // their own elements. A grid then covers block_size / threads_per_element elements per block.
+  int threads_per_element = 1;
 };
+
+class GpuEmulation;
 
 struct PtxOptions {
   // "sm_80", "sm_90", ...; targets past sm_90 are emitted for sm_90 (see above).
@@ -54,6 +64,9 @@ struct PtxOptions {
   std::string dump_dir;
   std::string dump_prefix = "module";
   const CancelToken* cancel = nullptr;
+  // Compile the same kernels for the host's GPU emulator instead of PTX (`emulation` below; no
+  // PTX, no libdevice: math functions are the C library's).
+  bool emulate = false;
 };
 
 struct PtxProgram {
@@ -65,6 +78,8 @@ struct PtxProgram {
   double optimize_seconds = 0;
   double codegen_seconds = 0;
   std::vector<std::string> dump_files;
+  // With PtxOptions::emulate: the kernels, compiled for the host.
+  std::shared_ptr<const GpuEmulation> emulation;
 };
 
 // libdevice.10.bc under $CUDA_PATH, $CUDA_HOME, /usr/local/cuda or /usr/lib/cuda; "" if none.
@@ -79,6 +94,21 @@ absl::StatusOr<std::string> ClampGpuArch(const std::string& arch);
 // failing on what it was given, Cancelled.
 absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& instructions,
                                         const PtxOptions& options);
+
+// The kernels of a program compiled for the host's GPU emulator (gpu_emulator.h).
+class GpuEmulation {
+ public:
+  struct Impl;
+  explicit GpuEmulation(std::unique_ptr<Impl> impl);
+  ~GpuEmulation();
+  // Runs `kernel` as a launch of `grid` blocks of kernel.block_size threads would, with `table`
+  // the (host) array of buffer pointers. Errors: as EmulateLaunch.
+  absl::Status Launch(const GpuKernelInfo& kernel, void* table, int64_t count, int64_t grid,
+                      const CancelToken* cancel = nullptr) const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace hlowb::codegen
 

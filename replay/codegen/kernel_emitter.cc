@@ -4,7 +4,9 @@
 // chain of elementwise and data-movement ops becomes one loop body with no temporaries. Index
 // transforms (broadcast, transpose, reshape, slice, pad, concatenate, reverse, dynamic-slice)
 // map the output index onto operand indices; reductions open an inner loop over the reduced
-// dimensions in row-major order (the interpreter's order, so sums agree bit for bit).
+// dimensions in row-major order (the interpreter's order, so sums agree bit for bit). On the
+// GPU a long reduction is cooperative instead (CooperativeReduce): the threads of a warp or a
+// block fold strided elements and combine them through shuffles and shared memory.
 //
 // Element types: pred (i1 in registers, a byte in memory), s8–s64, u8–u64, f32 and f64 natively;
 // every narrow float (f16, bf16, the f8 variants) is computed in f64 and rounded to its type
@@ -28,6 +30,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "core/ir/computation.h"
 #include "core/ir/float_types.h"
@@ -37,6 +40,7 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -82,9 +86,9 @@ struct Index {
 
 class Emitter {
  public:
-  Emitter(llvm::Module* module, int elements_per_call, int64_t element_stride)
-      : module_(module), ctx_(module->getContext()), b_(ctx_),
-        elements_per_call_(elements_per_call), element_stride_(element_stride) {}
+  Emitter(llvm::Module* module, const KernelForm& form)
+      : module_(module), ctx_(module->getContext()), b_(ctx_), form_(form),
+        elements_per_call_(form.elements_per_call), element_stride_(form.element_stride) {}
 
   // With `in_place`, the in-place form of a dynamic-update-slice or of a fusion whose root is
   // one (KernelInfo::in_place_operand), or Unimplemented when it has none.
@@ -178,12 +182,25 @@ class Emitter {
   absl::Status OutputRange(Value* begin, Value* end, const std::vector<int64_t>& dims,
                            const std::function<absl::Status(const Index&)>& body);
   const Instruction* ColumnReduction(const std::vector<const Instruction*>& outputs);
+  // Cooperative reductions (KernelForm::cooperative_reductions): the group size for a kernel
+  // whose iteration space is `dims`, 0 when it is not one; the reduces computed cooperatively
+  // go to coop_reduces_.
+  int CooperativeGroup(const Instruction& instr, const std::vector<int64_t>& dims);
+  absl::StatusOr<std::vector<Value*>> CooperativeReduce(const Instruction& h, const Index& idx);
+  // GPU collectives and shared memory (NVVM intrinsics; the emulator binds them on the host).
+  Value* ShuffleDown(Value* v, int delta);
+  void Barrier();
+  Value* SharedMemory();
+  // A value of a cooperative accumulator's type as 64 bits, and back.
+  Value* ToBits64(Value* v);
+  Value* FromBits64(llvm::Type* t, Value* bits);
   absl::Status EmitColumnReduction(const Instruction& r, PrimitiveType out_type, Value* out,
                                    Value* begin, Value* end);
 
   llvm::Module* module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
+  KernelForm form_;
   // GPU kernels (> 0): each call computes the elements begin + k * element_stride_ below `end`
   // (k < elements_per_call_), every value before any store when the call is full; 0: the CPU's
   // loop over the range [begin, end).
@@ -205,6 +222,11 @@ class Emitter {
   // Results of variadic reduces (read through get-tuple-element), scoped like memo_.
   std::vector<std::map<std::pair<const Instruction*, int>, std::vector<Value*>>> multi_memo_;
   int64_t cost_ = 0;
+  // Cooperative reductions: the group size (0: none), the thread's lane in its group, and the
+  // reduces the group computes together.
+  int coop_group_ = 0;
+  Value* lane_ = nullptr;
+  std::set<const Instruction*> coop_reduces_;
 };
 
 Index Emitter::MakeFromLinear(const std::vector<int64_t>& dims, Value* linear) {
@@ -1032,6 +1054,7 @@ absl::Status Emitter::ReducedDims(const Instruction& h, std::vector<bool>* reduc
 }
 
 absl::StatusOr<std::vector<Value*>> Emitter::ReduceElems(const Instruction& h, const Index& idx) {
+  if (coop_reduces_.count(&h) > 0) return CooperativeReduce(h, idx);
   const int n = h.operand_count() / 2;
   if (n < 1 || h.operand_count() != 2 * n || h.called_computations().size() != 1) {
     return Refuse(h, "malformed reduce");
@@ -1168,6 +1191,275 @@ absl::StatusOr<std::vector<Value*>> Emitter::ReduceElems(const Instruction& h, c
   std::vector<Value*> out;
   for (int k = 0; k < n; ++k) out.push_back(b_.CreateLoad(ComputeType(types[k]), acc[k]));
   return out;
+}
+
+// --- Cooperative reductions (GPU) -------------------------------------------------------------
+
+int Emitter::CooperativeGroup(const Instruction& instr, const std::vector<int64_t>& dims) {
+  std::vector<const Instruction*> all;
+  if (instr.opcode() == Opcode::kFusion) {
+    for (const Instruction* h : instr.called_computations()[0]->instructions()) all.push_back(h);
+  } else {
+    all.push_back(&instr);
+  }
+  std::vector<const Instruction*> reduces;
+  for (const Instruction* h : all) {
+    if (h->opcode() == Opcode::kReduce) reduces.push_back(h);
+  }
+  if (reduces.empty()) return 0;
+  int64_t outputs = 1;
+  for (int64_t d : dims) outputs *= d;
+  int64_t min_rows = -1;
+  for (const Instruction* r : reduces) {
+    const int n = r->operand_count() / 2;
+    if (n < 1 || r->operand_count() != 2 * n || n > 8 || r->called_computations().size() != 1) {
+      return 0;
+    }
+    std::vector<const Shape*> results;
+    if (r->shape().IsTuple()) {
+      for (const Shape& s : r->shape().tuple_shapes()) results.push_back(&s);
+    } else {
+      results.push_back(&r->shape());
+    }
+    for (const Shape* s : results) {
+      // Each group computes its own output element's reduction, once.
+      if (!s->IsArray() || s->dimensions() != dims || IsComplex(s->element_type())) return 0;
+    }
+    const Shape& in = r->operand(0)->shape();
+    std::vector<bool> reduced(in.rank(), false);
+    int64_t rows = 1;
+    for (int64_t d : r->dimensions()) {
+      if (d < 0 || d >= in.rank()) return 0;
+      reduced[d] = true;
+      rows *= in.dimension(d);
+    }
+    // A row reduction: the reduced dimensions are the innermost, so a group's lanes read
+    // neighbouring elements. Otherwise one thread per output reads as well, unless there are
+    // too few outputs to keep a GPU busy.
+    bool row = true;
+    for (int d = 0, seen = 0; d < in.rank(); ++d) {
+      if (reduced[d]) {
+        ++seen;
+      } else if (seen > 0) {
+        row = false;
+      }
+    }
+    if (!row && outputs > 8192) return 0;
+    if (rows < 32) return 0;
+    min_rows = min_rows < 0 ? rows : std::min(min_rows, rows);
+  }
+  // No cooperative reduce may be computed inside another's loop over its elements (the lanes
+  // there are not together).
+  for (const Instruction* r : reduces) {
+    std::set<const Instruction*> seen;
+    std::vector<const Instruction*> stack(r->operands().begin(), r->operands().end());
+    while (!stack.empty()) {
+      const Instruction* h = stack.back();
+      stack.pop_back();
+      if (!seen.insert(h).second) continue;
+      if (h->opcode() == Opcode::kReduce) return 0;
+      for (const Instruction* o : h->operands()) stack.push_back(o);
+    }
+  }
+  const int group = min_rows >= form_.block_size ? form_.block_size : 32;
+  if (group > form_.block_size || form_.block_size % group != 0) return 0;
+  coop_reduces_.insert(reduces.begin(), reduces.end());
+  return group;
+}
+
+Value* Emitter::ShuffleDown(Value* v, int delta) {
+  llvm::Function* shfl = llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::nvvm_shfl_sync_down_i32);
+  auto shuffle32 = [&](Value* x) {
+    return b_.CreateCall(shfl, {b_.getInt32(0xffffffffu), x, b_.getInt32(delta), b_.getInt32(0x1f)});
+  };
+  llvm::Type* t = v->getType();
+  if (t->isFloatTy()) return b_.CreateBitCast(shuffle32(b_.CreateBitCast(v, b_.getInt32Ty())), t);
+  Value* bits = t->isDoubleTy() ? b_.CreateBitCast(v, I64()) : v;
+  const unsigned width = bits->getType()->getIntegerBitWidth();
+  if (width <= 32) {
+    Value* got = shuffle32(width == 32 ? bits : b_.CreateZExt(bits, b_.getInt32Ty()));
+    return width == 32 ? got : b_.CreateTrunc(got, t);
+  }
+  Value* lo = shuffle32(b_.CreateTrunc(bits, b_.getInt32Ty()));
+  Value* hi = shuffle32(b_.CreateTrunc(b_.CreateLShr(bits, 32), b_.getInt32Ty()));
+  Value* joined = b_.CreateOr(b_.CreateZExt(lo, I64()), b_.CreateShl(b_.CreateZExt(hi, I64()), 32));
+  return t->isDoubleTy() ? b_.CreateBitCast(joined, t) : joined;
+}
+
+void Emitter::Barrier() {
+  b_.CreateCall(llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::nvvm_barrier0));
+}
+
+Value* Emitter::SharedMemory() {
+  if (form_.emulated) {
+    llvm::FunctionCallee f = module_->getOrInsertFunction(
+        "hlowb_emu_shared_memory", llvm::FunctionType::get(b_.getPtrTy(), {}, false));
+    return b_.CreateCall(f);
+  }
+  // 8 partial results (one per warp of a 256-thread block) for each of up to 8 accumulators.
+  llvm::Type* array = llvm::ArrayType::get(I64(), 64);
+  constexpr unsigned kShared = 3;
+  llvm::GlobalVariable* g = module_->getGlobalVariable("hlowb_coop_shared", true);
+  if (g == nullptr) {
+    g = new llvm::GlobalVariable(*module_, array, false, llvm::GlobalValue::InternalLinkage,
+                                 llvm::UndefValue::get(array), "hlowb_coop_shared", nullptr,
+                                 llvm::GlobalValue::NotThreadLocal, kShared);
+    g->setAlignment(llvm::Align(8));
+  }
+  return b_.CreateAddrSpaceCast(g, b_.getPtrTy());
+}
+
+Value* Emitter::ToBits64(Value* v) {
+  llvm::Type* t = v->getType();
+  if (t->isFloatTy()) return b_.CreateZExt(b_.CreateBitCast(v, b_.getInt32Ty()), I64());
+  if (t->isDoubleTy()) return b_.CreateBitCast(v, I64());
+  return t->getIntegerBitWidth() == 64 ? v : b_.CreateZExt(v, I64());
+}
+
+Value* Emitter::FromBits64(llvm::Type* t, Value* bits) {
+  if (t->isFloatTy()) return b_.CreateBitCast(b_.CreateTrunc(bits, b_.getInt32Ty()), t);
+  if (t->isDoubleTy()) return b_.CreateBitCast(bits, t);
+  return t->getIntegerBitWidth() == 64 ? bits : b_.CreateTrunc(bits, t);
+}
+
+// Lane l of the group folds the reduced elements l, l + G, l + 2G, ... (row-major over the
+// reduced dimensions; every lane has at least one, since a group is never larger than the row),
+// then the lanes combine: five shuffle steps within each warp, and for a block the warps'
+// results through shared memory, combined again by shuffles. Lane 0 ends with the group's
+// total, which it combines with the init value once (the interpreter's init, then the
+// elements); the order of the elements differs from the interpreter's, as on XLA's GPUs.
+absl::StatusOr<std::vector<Value*>> Emitter::CooperativeReduce(const Instruction& h,
+                                                               const Index& idx) {
+  const int n = h.operand_count() / 2;
+  const Shape& in = h.operand(0)->shape();
+  std::vector<bool> reduced;
+  std::vector<int> red_dims;
+  if (absl::Status st = ReducedDims(h, &reduced, &red_dims); !st.ok()) return st;
+  std::vector<int64_t> red_sizes;
+  int64_t rows = 1;
+  for (int d : red_dims) {
+    red_sizes.push_back(in.dimension(d));
+    rows *= in.dimension(d);
+  }
+  const Computation& reducer = *h.called_computations()[0];
+  std::vector<llvm::Type*> types(n);
+  for (int k = 0; k < n; ++k) {
+    const PrimitiveType t = h.operand(n + k)->shape().element_type();
+    if (!Supported(t)) return Refuse(h, StrCat("element type ", PrimitiveTypeName(t)));
+    types[k] = ComputeType(t);
+  }
+  std::vector<Value*> in_multi(in.rank(), nullptr);
+  for (int d = 0, kept = 0; d < in.rank(); ++d) {
+    if (!reduced[d]) in_multi[d] = idx.multi[kept++];
+  }
+  auto elements = [&](Value* j) -> absl::StatusOr<std::vector<Value*>> {
+    Index r = MakeFromLinear(red_sizes, j);
+    for (size_t q = 0; q < red_dims.size(); ++q) in_multi[red_dims[q]] = r.multi[q];
+    Index in_idx = MakeFromMulti(in.dimensions(), in_multi);
+    std::vector<Value*> out;
+    for (int k = 0; k < n; ++k) {
+      absl::StatusOr<Value*> v = Elem(*h.operand(k), in_idx);
+      if (!v.ok()) return v.status();
+      out.push_back(*v);
+    }
+    return out;
+  };
+  auto combine = [&](const std::vector<Value*>& a,
+                     const std::vector<Value*>& c) -> absl::StatusOr<std::vector<Value*>> {
+    std::vector<Value*> args = a;
+    args.insert(args.end(), c.begin(), c.end());
+    absl::StatusOr<std::vector<Value*>> r = CallScalar(reducer, args);
+    if (!r.ok()) return r.status();
+    if (static_cast<int>(r->size()) != n) return Refuse(h, "reducer returns the wrong arity");
+    for (int k = 0; k < n; ++k) {
+      if ((*r)[k]->getType() != types[k]) {
+        return Refuse(h, "reducer result type differs from the accumulator");
+      }
+    }
+    return r;
+  };
+  std::vector<llvm::AllocaInst*> acc(n);
+  {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    for (int k = 0; k < n; ++k) acc[k] = entry.CreateAlloca(types[k]);
+  }
+  auto load_acc = [&] {
+    std::vector<Value*> v;
+    for (int k = 0; k < n; ++k) v.push_back(b_.CreateLoad(types[k], acc[k]));
+    return v;
+  };
+  auto store_acc = [&](const std::vector<Value*>& v) {
+    for (int k = 0; k < n; ++k) b_.CreateStore(v[k], acc[k]);
+  };
+  const int64_t group = coop_group_;
+  {
+    memo_.emplace_back();
+    multi_memo_.emplace_back();
+    absl::StatusOr<std::vector<Value*>> first = elements(lane_);
+    memo_.pop_back();
+    multi_memo_.pop_back();
+    if (!first.ok()) return first.status();
+    store_acc(*first);
+  }
+  Value* more = b_.CreateUDiv(b_.CreateSub(C64(rows - 1), lane_), C64(group), "coop.more");
+  absl::Status st = Loop(C64(1), b_.CreateAdd(more, C64(1)), "coop", [&](Value* t) -> absl::Status {
+    absl::StatusOr<std::vector<Value*>> e = elements(b_.CreateAdd(lane_, b_.CreateMul(t, C64(group))));
+    if (!e.ok()) return e.status();
+    absl::StatusOr<std::vector<Value*>> r = combine(load_acc(), *e);
+    if (!r.ok()) return r.status();
+    store_acc(*r);
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  auto tree = [&](int from) -> absl::Status {
+    for (int delta = from; delta >= 1; delta /= 2) {
+      std::vector<Value*> mine = load_acc(), theirs;
+      for (Value* v : mine) theirs.push_back(ShuffleDown(v, delta));
+      absl::StatusOr<std::vector<Value*>> r = combine(mine, theirs);
+      if (!r.ok()) return r.status();
+      store_acc(*r);
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status t = tree(16); !t.ok()) return t;
+  if (group > 32) {
+    const int warps = static_cast<int>(group / 32);
+    Value* shared = SharedMemory();
+    Value* warp = b_.CreateLShr(lane_, 5);
+    llvm::BasicBlock* write = llvm::BasicBlock::Create(ctx_, "coop.write", fn_);
+    llvm::BasicBlock* written = llvm::BasicBlock::Create(ctx_, "coop.written", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateAnd(lane_, C64(31)), C64(0)), write, written);
+    b_.SetInsertPoint(write);
+    std::vector<Value*> mine = load_acc();
+    for (int k = 0; k < n; ++k) {
+      Value* slot = b_.CreateAdd(C64(int64_t{k} * warps), warp);
+      b_.CreateStore(ToBits64(mine[k]), b_.CreateInBoundsGEP(I64(), shared, slot));
+    }
+    b_.CreateBr(written);
+    b_.SetInsertPoint(written);
+    Barrier();
+    // Every warp reads the warps' results (lane l the result of warp l mod warps) and combines
+    // them; lane 0 of the group has the total.
+    Value* which = b_.CreateAnd(lane_, C64(warps - 1));
+    std::vector<Value*> partial;
+    for (int k = 0; k < n; ++k) {
+      Value* slot = b_.CreateAdd(C64(int64_t{k} * warps), which);
+      partial.push_back(
+          FromBits64(types[k], b_.CreateLoad(I64(), b_.CreateInBoundsGEP(I64(), shared, slot))));
+    }
+    store_acc(partial);
+    // The slots are read before any group's next reduction writes them again.
+    Barrier();
+    if (absl::Status t = tree(warps / 2); !t.ok()) return t;
+  }
+  std::vector<Value*> init;
+  Index scalar = Scalar();
+  for (int k = 0; k < n; ++k) {
+    absl::StatusOr<Value*> v = Elem(*h.operand(n + k), scalar);
+    if (!v.ok()) return v.status();
+    init.push_back(*v);
+  }
+  return combine(init, load_acc());
 }
 
 absl::StatusOr<Value*> Emitter::Elem(const Instruction& h, const Index& idx) {
@@ -1789,6 +2081,14 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   memo_.emplace_back();
   multi_memo_.clear();
   multi_memo_.emplace_back();
+  if (form_.cooperative_reductions && elements_per_call_ == 1 && update == nullptr) {
+    coop_group_ = CooperativeGroup(instr, dims);
+    if (coop_group_ > 0) {
+      llvm::Function* tid =
+          llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+      lane_ = b_.CreateAnd(b_.CreateZExt(b_.CreateCall(tid), I64()), C64(coop_group_ - 1), "lane");
+    }
+  }
 
   // Reductions to a scalar are computed once, before any loop: read inside a loop (through a
   // broadcast, or each operand of a concatenate that selects between them) they would
@@ -1862,6 +2162,20 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
     }
   } else if (column_reduce != nullptr) {
     st = EmitColumnReduction(*column_reduce, out_types[0], buffer_ptrs_[num_inputs], begin, end);
+  } else if (elements_per_call_ == 1 && coop_group_ > 0) {
+    // Every lane of the group computes the element (the reduction together); lane 0 stores it.
+    Index idx = MakeFromLinear(dims, begin);
+    absl::StatusOr<std::vector<Value*>> values = compute(idx);
+    st = values.status();
+    if (st.ok()) {
+      llvm::BasicBlock* lead = llvm::BasicBlock::Create(ctx_, "coop.store", fn_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "coop.done", fn_);
+      b_.CreateCondBr(b_.CreateICmpEQ(lane_, C64(0)), lead, done);
+      b_.SetInsertPoint(lead);
+      store(idx, *values);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    }
   } else if (elements_per_call_ == 1) {
     st = each(MakeFromLinear(dims, begin));
   } else if (elements_per_call_ > 1) {
@@ -1935,6 +2249,7 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   info.num_outputs = static_cast<int>(out_types.size());
   info.iteration_count = count;
   info.cost_per_element = std::max<int64_t>(1, cost_);
+  info.threads_per_element = coop_group_ > 0 ? coop_group_ : 1;
   return info;
 }
 
@@ -2031,8 +2346,7 @@ bool RowMajorLayout(const Shape& s) {
 
 absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*>& instructions,
                          int first_index, std::vector<EmittedKernel>* emitted,
-                         std::vector<RefusedInstruction>* refused, int elements_per_call,
-                         int64_t element_stride) {
+                         std::vector<RefusedInstruction>* refused, const KernelForm& form) {
   llvm::Module* module = static_cast<llvm::Module*>(llvm_module);
   for (size_t k = 0; k < instructions.size(); ++k) {
     const Instruction& instr = *instructions[k];
@@ -2040,7 +2354,7 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
     for (char c : instr.name()) {
       name.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     }
-    Emitter e(module, elements_per_call, element_stride);
+    Emitter e(module, form);
     absl::StatusOr<KernelInfo> info = e.EmitKernel(instr, name);
     if (!info.ok()) {
       if (info.status().code() != absl::StatusCode::kUnimplemented) return info.status();
@@ -2049,8 +2363,8 @@ absl::Status EmitKernels(void* llvm_module, const std::vector<const Instruction*
     }
     emitted->push_back({*std::move(info), first_index + static_cast<int>(k)});
     // CPU kernels of in-place updates get their in-place form too, right after.
-    if (elements_per_call == 0 && InPlaceUpdatedOperand(instr) >= 0) {
-      Emitter in_place(module, 0, 1);
+    if (form.elements_per_call == 0 && InPlaceUpdatedOperand(instr) >= 0) {
+      Emitter in_place(module, KernelForm{});
       absl::StatusOr<KernelInfo> alt = in_place.EmitKernel(instr, name + "_in_place", true);
       if (alt.ok()) {
         emitted->push_back({*std::move(alt), first_index + static_cast<int>(k)});
@@ -2071,7 +2385,7 @@ absl::Status EmitScalarFunctions(void* llvm_module,
   refused->assign(computations.size(), std::string());
   for (size_t k = 0; k < computations.size(); ++k) {
     const std::string name = StrCat(name_prefix, k);
-    Emitter e(module, 0, 1);
+    Emitter e(module, KernelForm{});
     absl::Status st = e.EmitScalarFunction(*computations[k], name);
     // A computation the emitter refuses, or one it would emit wrongly (invalid IR), is left to
     // the interpreter: the sort or scatter still runs, just not compiled.

@@ -5,7 +5,10 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/Error.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -19,6 +22,11 @@ void RunDefaultPipeline(llvm::Module* m, llvm::TargetMachine* tm, int opt_level,
 
 // The module as LLVM prints it (.ll text).
 std::string ModuleText(const llvm::Module& m);
+
+// An LLVM error's text (consumes it).
+std::string ErrorText(llvm::Error e);
+// The host CPU's target, for JIT-compiled code (cpu_jit.cc).
+absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostMachineBuilder(int opt_level);
 
 }  // namespace hlowb::codegen
 

@@ -182,7 +182,7 @@ absl::StatusOr<IsolationReport> IsolateInstructions(const Module& module,
                                                     const IsolationOptions& options) {
   for (const std::string* p : {&options.platform, &options.reference_platform}) {
     if (p->empty()) continue;
-    if (absl::Status st = CheckPlatform(*p); !st.ok()) return st;
+    if (absl::Status st = CheckPlatform(*p, options.cuda.emulate); !st.ok()) return st;
   }
   const Computation* entry = module.entry();
   if (entry == nullptr) return absl::InvalidArgumentError("the module has no entry computation");

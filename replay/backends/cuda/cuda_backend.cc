@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -256,6 +258,9 @@ struct CudaExecutable::Impl {
   };
   std::unique_ptr<Module> module;
   std::vector<std::string> ptx;
+  int programs = 0;
+  // Emulated programs (CudaCompileOptions::emulate), one per program.
+  std::vector<std::shared_ptr<const codegen::GpuEmulation>> emulations;
   std::unordered_map<const Instruction*, Kernel> kernels;
   std::unordered_map<const Instruction*, GemmPlan> gemms;
   CudaCompileStats stats;
@@ -295,7 +300,9 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
   Impl& impl = *exe->impl_;
   impl.allow_tf32 = options.allow_tf32;
   std::string arch = options.gpu_arch;
-  if (!options.compile_only) {
+  if (options.emulate) {
+    impl.context = cuda::Context::CreateEmulated();
+  } else if (!options.compile_only) {
     absl::StatusOr<std::unique_ptr<cuda::Context>> ctx = cuda::Context::Create(options.device_ordinal);
     if (!ctx.ok()) return ctx.status();
     impl.context = std::move(*ctx);
@@ -311,6 +318,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
   po.gpu_arch = arch;
   po.opt_level = options.opt_level;
   po.cancel = options.cancel;
+  po.emulate = options.emulate;
   {
     ModuleDumper dumper(options.dump_options, *impl.module);
     if (dumper.enabled()) {
@@ -341,9 +349,14 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
     impl.stats.dump_files.insert(impl.stats.dump_files.end(), program->dump_files.begin(),
                                  program->dump_files.end());
     if (program->kernels.empty()) continue;
-    const int index = static_cast<int>(impl.ptx.size());
-    impl.ptx.push_back(program->ptx);
+    const int index = impl.programs++;
+    if (options.emulate) {
+      impl.emulations.push_back(program->emulation);
+    } else {
+      impl.ptx.push_back(program->ptx);
+    }
     for (codegen::GpuKernelInfo& k : program->kernels) {
+      if (k.threads_per_element > 1) ++impl.stats.cooperative_kernels;
       impl.kernels.emplace(k.instruction, Impl::Kernel{std::move(k), index});
     }
   }
@@ -387,7 +400,28 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
       if (!m.ok()) return m.status();
       impl.gpu_modules.push_back(std::move(*m));
     }
-    if (!impl.gemms.empty()) {
+    for (int p = 0; p < static_cast<int>(impl.emulations.size()); ++p) {
+      std::map<std::string, codegen::GpuKernelInfo> infos;
+      for (const auto& [h, k] : impl.kernels) {
+        if (k.program == p) infos.emplace(k.info.kernel_name, k.info);
+      }
+      impl.gpu_modules.push_back(impl.context->LoadEmulated(
+          [emulation = impl.emulations[p], infos = std::move(infos)](
+              const std::string& name, int grid, int block, void** params) -> absl::Status {
+            auto it = infos.find(name);
+            if (it == infos.end()) return absl::NotFoundError(StrCat("no kernel ", name));
+            if (block != it->second.block_size) {
+              return absl::InvalidArgumentError(StrCat(name, " takes blocks of ",
+                                                       it->second.block_size, " threads"));
+            }
+            void* table = reinterpret_cast<void*>(*static_cast<cuda::DevicePtr*>(params[0]));
+            const int64_t count = *static_cast<int64_t*>(params[1]);
+            return emulation->Launch(it->second, table, count, grid);
+          }));
+    }
+    if (impl.context->emulated() && !impl.gemms.empty()) {
+      impl.blas = cuda::Blas::CreateEmulated(impl.context.get());
+    } else if (!impl.gemms.empty()) {
       absl::StatusOr<std::unique_ptr<cuda::Blas>> blas =
           cuda::Blas::Create(impl.context.get(), options.allow_tf32);
       if (blas.ok()) {
@@ -422,7 +456,11 @@ std::string CudaExecutable::Summary() const {
                 "compiled for %s in %.2f s (passes %.2f s, LLVM %.2f s, driver load %.2f s)",
                 s.arch.c_str(), s.total_seconds, s.pass_seconds, s.codegen_seconds,
                 s.load_seconds);
-  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s", "; ", s.library_calls,
+  return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s",
+                s.cooperative_kernels > 0
+                    ? StrCat(" (", s.cooperative_kernels, " reducing by warps or blocks)")
+                    : std::string(),
+                "; ", s.library_calls,
                 " cuBLAS call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,
                 " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
                 by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
@@ -552,7 +590,9 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
       // One step per thread (the most loads in flight); the kernel's grid-stride loop covers
       // what a grid of 2^31 - 1 blocks does not.
       const int block = k.block_size;
-      const int64_t per_block = int64_t{block} * std::max(1, k.elements_per_thread);
+      const int64_t per_block = std::max<int64_t>(
+          1, int64_t{block} * std::max(1, k.elements_per_thread) /
+                 std::max(1, k.threads_per_element));
       const int64_t max_grid = (int64_t{1} << 31) - 1;
       const int grid =
           static_cast<int>(std::min<int64_t>((count + per_block - 1) / per_block, max_grid));

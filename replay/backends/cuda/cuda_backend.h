@@ -17,6 +17,9 @@
 // the interpreter for that instruction, so a module always runs and never gives an answer the
 // interpreter would not. The summary says what was not compiled and why.
 //
+// Without a GPU the same kernels run on the host's GPU emulator (CudaCompileOptions::emulate,
+// `--cuda_emulate`): CI checks the platform's results that way.
+//
 // Running walks the module with the reference evaluator's driver, which asks the compiled
 // kernels first: a kernel's operands are copied to device buffers, it runs, and its results
 // are copied back. Kernel and GEMM times are measured with CUDA events and reported in the
@@ -82,6 +85,13 @@ struct CudaCompileOptions {
   bool allow_tf32 = false;
   // Compile only: emit PTX without a device (CudaPtx, `hlowb opt --stage=ptx`, CI).
   bool compile_only = false;
+  // Run on the host's GPU emulator instead of a GPU (replay/codegen/gpu_emulator.h): the same
+  // kernels, compiled for the host, run with the GPU's threads, warps, shuffles, barriers and
+  // shared memory; device memory is host memory; cuBLAS calls are a host GEMM taking the same
+  // arguments. Needs no driver. It checks the platform's code, not its speed (times are the
+  // host's), and math functions are the C library's, not libdevice's. `hlowb replay
+  // --platform=cuda --cuda_emulate`.
+  bool emulate = false;
   const CancelToken* cancel = nullptr;
 };
 
@@ -91,6 +101,8 @@ struct CudaCompileStats {
   double load_seconds = 0;     // the driver's PTX compilation and module load
   double total_seconds = 0;
   int64_t kernels = 0;
+  // Kernels whose threads compute each element together (reductions by warps or blocks).
+  int64_t cooperative_kernels = 0;
   int64_t library_calls = 0;   // cuBLAS GEMMs
   int64_t interpreted = 0;
   std::map<std::string, int64_t> interpreted_by_opcode;

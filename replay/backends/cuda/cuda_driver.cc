@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -190,6 +194,15 @@ absl::StatusOr<std::unique_ptr<Context>> Context::Create(int ordinal) {
   return c;
 }
 
+std::unique_ptr<Context> Context::CreateEmulated() {
+  std::unique_ptr<Context> c(new Context());
+  c->emulated_ = true;
+  c->info_.name = "hlowb GPU emulator (host memory)";
+  c->info_.sm_major = 8;
+  c->info_.multiprocessors = 1;
+  return c;
+}
+
 Context::~Context() {
   if (ctx_ == nullptr) return;
   const DriverApi& a = Load().api;
@@ -197,9 +210,20 @@ Context::~Context() {
   if (a.cuDeviceGet(&dev, ordinal_) == 0) a.cuDevicePrimaryCtxRelease(dev);
 }
 
-void Context::MakeCurrent() const { Load().api.cuCtxSetCurrent(ctx_); }
+void Context::MakeCurrent() const {
+  if (!emulated_) Load().api.cuCtxSetCurrent(ctx_);
+}
 
 absl::StatusOr<DevicePtr> Context::Alloc(size_t bytes) {
+  if (emulated_) {
+    // 256-byte aligned, as cuMemAlloc's.
+    void* p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+    if (p == nullptr) {
+      return absl::ResourceExhaustedError(StrCat("emulated device allocation of ", bytes,
+                                                 " bytes failed"));
+    }
+    return reinterpret_cast<DevicePtr>(p);
+  }
   MakeCurrent();
   CUdeviceptr p = 0;
   CUresult r = Load().api.cuMemAlloc(&p, bytes == 0 ? 1 : bytes);
@@ -212,35 +236,60 @@ absl::StatusOr<DevicePtr> Context::Alloc(size_t bytes) {
 
 void Context::Free(DevicePtr ptr) {
   if (ptr == 0) return;
+  if (emulated_) {
+    std::free(reinterpret_cast<void*>(ptr));
+    return;
+  }
   MakeCurrent();
   Load().api.cuMemFree(ptr);
 }
 
 absl::Status Context::CopyToDevice(DevicePtr dst, const void* src, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
+  if (emulated_) {
+    std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+    return absl::OkStatus();
+  }
   MakeCurrent();
   return Check(Load().api.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
 }
 
 absl::Status Context::CopyToHost(void* dst, DevicePtr src, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
+  if (emulated_) {
+    std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+    return absl::OkStatus();
+  }
   MakeCurrent();
   return Check(Load().api.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
 }
 
 absl::Status Context::CopyDeviceToDevice(DevicePtr dst, DevicePtr src, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
+  if (emulated_) {
+    std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+    return absl::OkStatus();
+  }
   MakeCurrent();
   return Check(Load().api.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
 }
 
 absl::Status Context::Memset(DevicePtr dst, uint8_t value, size_t bytes) {
   if (bytes == 0) return absl::OkStatus();
+  if (emulated_) {
+    std::memset(reinterpret_cast<void*>(dst), value, bytes);
+    return absl::OkStatus();
+  }
   MakeCurrent();
   return Check(Load().api.cuMemsetD8(dst, value, bytes), "cuMemsetD8");
 }
 
 absl::StatusOr<float> Context::TimeMs(const std::function<absl::Status()>& work) {
+  if (emulated_) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (absl::Status st = work(); !st.ok()) return st;
+    return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
   MakeCurrent();
   const DriverApi& a = Load().api;
   CUevent start = nullptr, stop = nullptr;
@@ -286,6 +335,14 @@ absl::StatusOr<std::unique_ptr<Module>> Context::LoadPtx(const std::string& ptx)
   return mod;
 }
 
+std::unique_ptr<Module> Context::LoadEmulated(EmulatedLauncher launch) {
+  std::unique_ptr<Module> mod(new Module());
+  mod->context_ = this;
+  mod->emulated_ = std::move(launch);
+  mod->functions_ = std::make_unique<Module::Functions>();
+  return mod;
+}
+
 Module::~Module() {
   if (module_ == nullptr) return;
   context_->MakeCurrent();
@@ -293,6 +350,7 @@ Module::~Module() {
 }
 
 absl::Status Module::Launch(const std::string& name, int grid, int block, void** params) {
+  if (emulated_) return emulated_(name, grid, block, params);
   context_->MakeCurrent();
   const DriverApi& a = Load().api;
   CUfunction f = nullptr;
@@ -371,6 +429,42 @@ absl::StatusOr<std::unique_ptr<Blas>> Blas::Create(Context* context, bool allow_
   return blas;
 }
 
+std::unique_ptr<Blas> Blas::CreateEmulated(Context* context) {
+  std::unique_ptr<Blas> blas(new Blas());
+  blas->context_ = context;
+  blas->path_ = "the GPU emulator's host GEMM";
+  return blas;
+}
+
+namespace {
+
+// C = alpha * op(A) op(B) + beta * C, column-major, as cublas<t>gemmStridedBatched; C is not
+// read when beta is 0.
+template <typename T>
+void HostGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+              const T* a, int64_t lda, int64_t stride_a, const T* b, int64_t ldb,
+              int64_t stride_b, double beta, T* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+  for (int64_t q = 0; q < batch; ++q) {
+    const T* aq = a + q * stride_a;
+    const T* bq = b + q * stride_b;
+    T* cq = c + q * stride_c;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t i = 0; i < m; ++i) {
+        double sum = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          const double x = trans_a ? aq[l + i * lda] : aq[i + l * lda];
+          const double y = trans_b ? bq[j + l * ldb] : bq[l + j * ldb];
+          sum += x * y;
+        }
+        T& out = cq[i + j * ldc];
+        out = static_cast<T>(alpha * sum + (beta == 0 ? 0.0 : beta * static_cast<double>(out)));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Blas::~Blas() {
   if (handle_ != nullptr && api_ != nullptr) {
     context_->MakeCurrent();
@@ -386,6 +480,18 @@ absl::Status Blas::Gemm(Type type, bool trans_a, bool trans_b, int64_t m, int64_
   if (m >= limit || n >= limit || k >= limit || lda >= limit || ldb >= limit || ldc >= limit ||
       batch >= limit) {
     return absl::InvalidArgumentError("GEMM dimensions past cuBLAS's 32-bit limits");
+  }
+  if (api_ == nullptr) {  // emulated
+    if (type == Type::kF32) {
+      HostGemm(trans_a, trans_b, m, n, k, alpha, reinterpret_cast<const float*>(a), lda, stride_a,
+               reinterpret_cast<const float*>(b), ldb, stride_b, beta,
+               reinterpret_cast<float*>(c), ldc, stride_c, batch);
+    } else {
+      HostGemm(trans_a, trans_b, m, n, k, alpha, reinterpret_cast<const double*>(a), lda,
+               stride_a, reinterpret_cast<const double*>(b), ldb, stride_b, beta,
+               reinterpret_cast<double*>(c), ldc, stride_c, batch);
+    }
+    return absl::OkStatus();
   }
   context_->MakeCurrent();
   const int ta = trans_a ? 1 : 0, tb = trans_b ? 1 : 0;  // CUBLAS_OP_N = 0, CUBLAS_OP_T = 1

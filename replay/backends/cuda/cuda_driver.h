@@ -36,10 +36,19 @@ absl::StatusOr<DeviceInfo> GetDeviceInfo(int ordinal);
 
 class Module;
 
+// A kernel launch on the GPU emulator: kernel name, grid, block, the launch's parameters.
+using EmulatedLauncher =
+    std::function<absl::Status(const std::string& name, int grid, int block, void** params)>;
+
 // One device's primary context, kept for the object's life.
 class Context {
  public:
   static absl::StatusOr<std::unique_ptr<Context>> Create(int ordinal = 0);
+  // A context on the host's GPU emulator (replay/codegen/gpu_emulator.h), which needs no
+  // driver: device memory is host memory (a DevicePtr is its address), copies are memcpy,
+  // modules are emulated programs (LoadEmulated), and times are the host's wall clock.
+  static std::unique_ptr<Context> CreateEmulated();
+  bool emulated() const { return emulated_; }
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -55,6 +64,8 @@ class Context {
 
   // Loads PTX (the driver compiles it for this device); the error carries the driver's log.
   absl::StatusOr<std::unique_ptr<Module>> LoadPtx(const std::string& ptx);
+  // An emulated context's module: its launches go to `launch`.
+  std::unique_ptr<Module> LoadEmulated(EmulatedLauncher launch);
 
   // Milliseconds between two events recorded around `work` on the default stream.
   absl::StatusOr<float> TimeMs(const std::function<absl::Status()>& work);
@@ -65,6 +76,7 @@ class Context {
   Context() = default;
   int ordinal_ = 0;
   void* ctx_ = nullptr;
+  bool emulated_ = false;
   DeviceInfo info_;
 };
 
@@ -79,6 +91,7 @@ class Module {
   Module() = default;
   const Context* context_ = nullptr;
   void* module_ = nullptr;
+  EmulatedLauncher emulated_;
   struct Functions;
   std::unique_ptr<Functions> functions_;
 };
@@ -124,6 +137,9 @@ class Blas {
  public:
   // dlopen libcublas.so.13 (then .12, .11); error says which names were tried.
   static absl::StatusOr<std::unique_ptr<Blas>> Create(Context* context, bool allow_tf32 = false);
+  // An emulated context's cuBLAS: the same call computed on the host (one f64 sum per element,
+  // so f32 results are at least as accurate as cuBLAS's), for checking how GEMMs are planned.
+  static std::unique_ptr<Blas> CreateEmulated(Context* context);
   ~Blas();
   enum class Type { kF32, kF64 };
   absl::Status Gemm(Type type, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,

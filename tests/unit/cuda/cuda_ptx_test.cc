@@ -109,6 +109,46 @@ TEST(CudaPtx, FusedKernelsAssembleForSm80AndSm90) {
   }
 }
 
+// Rows of 1000 reduce by blocks (shuffles, then shared memory between barriers), rows of 100 by
+// warps (shuffles only); both assemble.
+TEST(CudaPtx, CooperativeReductionsShuffleWithinWarpsAndMeetInSharedMemory) {
+  auto m = Parse(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[37,1000] parameter(0)
+  y = f64[50,100] parameter(1)
+  z = f32[] constant(0)
+  r = f32[37] reduce(x, z), dimensions={1}, to_apply=add
+  c = f32[50,100] convert(y)
+  q = f32[50] reduce(c, z), dimensions={1}, to_apply=add
+  ROOT t = (f32[37], f32[50]) tuple(r, q)
+})");
+  ASSERT_NE(m, nullptr);
+  const std::string ptxas = testing::FindPtxas();
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    CudaCompileOptions o;
+    o.compile_only = true;
+    o.run_hlo_passes = false;
+    o.gpu_arch = arch;
+    auto exe = CudaExecutable::Compile(*m, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().cooperative_kernels, 2) << (*exe)->Summary();
+    ASSERT_EQ((*exe)->ptx_programs().size(), 1u);
+    const std::string& ptx = (*exe)->ptx_programs()[0];
+    for (const char* what : {"shfl.sync.down.b32", "bar.sync", ".shared"}) {
+      EXPECT_NE(ptx.find(what), std::string::npos) << what;
+    }
+    if (!ptxas.empty()) {
+      EXPECT_EQ(Ptxas(ptxas, ptx, arch, "cooperative reductions"), "");
+    }
+  }
+}
+
 TEST(CudaPtx, KernelsAreGridStrideLoopsOverTheirElements) {
   auto m = Parse(R"(
 HloModule m

@@ -1,5 +1,6 @@
-// Shared by the cuda tests: where the corpus and ptxas are, and the skip for machines without a
-// GPU.
+// Shared by the cuda tests: where the corpus and ptxas are, the options that run the cuda
+// platform on a GPU or, where there is none (CI), on the host's GPU emulator, and the skip for
+// tests that need a real GPU.
 #ifndef HLOWB_TESTS_UNIT_CUDA_CUDA_TEST_UTIL_H_
 #define HLOWB_TESTS_UNIT_CUDA_CUDA_TEST_UTIL_H_
 
@@ -60,6 +61,16 @@ inline void ForEachVerifiedModule(const std::vector<std::string>& files,
       fn(label, **module);
     }
   }
+}
+
+// Whether the cuda tests run on the GPU emulator here (no driver or GPU).
+inline bool CudaOnEmulator() { return !CudaAvailable().ok(); }
+
+// Compile options for the cuda tests: the GPU where there is one, the emulator otherwise.
+inline CudaCompileOptions CudaTestOptions() {
+  CudaCompileOptions o;
+  o.emulate = CudaOnEmulator();
+  return o;
 }
 
 inline CpuTolerance CudaElementTolerance(PrimitiveType t) {

@@ -126,6 +126,15 @@ TEST(ReplayCli, CudaPlatform) {
   Result help = Replay("");
   EXPECT_TRUE(Contains(help.output, "cuda (also 'gpu'")) << help.output;
   EXPECT_TRUE(Contains(help.output, "--cuda_allow_tf32")) << help.output;
+  EXPECT_TRUE(Contains(help.output, "--cuda_emulate")) << help.output;
+  // --cuda_emulate runs the platform on the host's GPU emulator, GPU or not, and agrees.
+  Result emulated = Replay(kSample + " --platform=cuda --cuda_emulate "
+                                     "--reference_platform=interpreter");
+  EXPECT_EQ(emulated.code, 0) << emulated.output;
+  EXPECT_TRUE(Contains(emulated.output, "cuda device: the host's GPU emulator")) << emulated.output;
+  EXPECT_TRUE(Contains(emulated.output, "compiled for the host's GPU emulator")) << emulated.output;
+  EXPECT_TRUE(Contains(emulated.output, "comparison with reference platform interpreter: OK"))
+      << emulated.output;
 }
 
 TEST(ReplayCli, UsageErrors) {
