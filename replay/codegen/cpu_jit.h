@@ -56,6 +56,8 @@ struct KernelInfo {
   // GPU kernels (KernelForm::cooperative_reductions): the threads that compute one output
   // element together; 1 for kernels whose threads each compute their own elements.
   int threads_per_element = 1;
+  // A tiled transpose (KernelForm::tiled_transposes): iteration_count counts tiles.
+  bool tiled_transpose = false;
   KernelFn fn = nullptr;
 };
 
@@ -165,6 +167,12 @@ struct KernelForm {
   // for a block, shared memory and barriers; lane 0 stores. All of a group's threads must make
   // the same calls.
   bool cooperative_reductions = false;
+  // GPU kernels: a kernel whose one output is a transpose that moves the innermost dimension
+  // (both it and the dimension that becomes innermost of 32 elements or more) is tiled: a call
+  // computes 32x32 tile `begin` with the whole block, which reads the tile along the input's
+  // rows into shared memory and, after a barrier, writes it along the output's rows, so both
+  // sides are coalesced (KernelInfo::tiled_transpose; threads_per_element is the block).
+  bool tiled_transposes = false;
   int block_size = 256;
   // GPU kernels compiled for the host's GPU emulator (gpu_emulator.h): shared memory comes from
   // hlowb_emu_shared_memory() rather than an array in the shared address space.

@@ -505,6 +505,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     form.elements_per_call = per;
     form.element_stride = kBlockSize;
     form.cooperative_reductions = true;
+    form.tiled_transposes = true;
     form.block_size = kBlockSize;
     form.emulated = emulate;
     if (absl::Status st = EmitKernels(&module, {instructions[k]}, static_cast<int>(k), &emitted,
@@ -560,6 +561,8 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
       continue;
     }
     needs_libdevice = needs_libdevice || uses_libdevice;
+    // A block or warp per element (cooperative reductions, transpose tiles): one at a time.
+    if (k.info.threads_per_element > 1) per_thread[k.info.instruction] = 1;
     // The range function becomes the kernel's inlined body.
     const std::string name = k.info.function_name;
     range->setName(name + "_range");
@@ -680,6 +683,7 @@ absl::StatusOr<PtxProgram> CompileToPtx(const std::vector<const Instruction*>& i
     g.cost_per_element = k.info.cost_per_element;
     g.elements_per_thread = per_thread[k.info.instruction];
     g.threads_per_element = k.info.threads_per_element;
+    g.tiled_transpose = k.info.tiled_transpose;
     g.block_size = kBlockSize;
     program.kernels.push_back(std::move(g));
   }

@@ -48,6 +48,9 @@ struct GpuKernelInfo {
   // cpu_jit.h: 32, a warp, or block_size, the block); 1 for kernels whose threads each compute
   // their own elements. A grid then covers block_size / threads_per_element elements per block.
   int threads_per_element = 1;
+  // A tiled transpose (KernelForm::tiled_transposes): `iteration_count` counts its 32x32 tiles,
+  // one per block.
+  bool tiled_transpose = false;
 };
 
 class GpuEmulation;

@@ -52,6 +52,10 @@ namespace {
 
 using llvm::Value;
 
+// The GPU kernels' shared memory, in 64-bit slots (kTile x (kTile + 1) for a transpose tile).
+constexpr int kTile = 32;
+constexpr int kSharedSlots = kTile * (kTile + 1);
+
 bool IsNarrowFloat(PrimitiveType t) {
   return IsFloatingPoint(t) && t != PrimitiveType::kF32 && t != PrimitiveType::kF64;
 }
@@ -187,6 +191,12 @@ class Emitter {
   // go to coop_reduces_.
   int CooperativeGroup(const Instruction& instr, const std::vector<int64_t>& dims);
   absl::StatusOr<std::vector<Value*>> CooperativeReduce(const Instruction& h, const Index& idx);
+  // Tiled transposes (KernelForm::tiled_transposes): the kernel's transpose when it is one, and
+  // the kernel computing tile `tile` of it.
+  const Instruction* TiledTranspose(const std::vector<const Instruction*>& outputs);
+  std::vector<int64_t> TileSpace(const Instruction& t);
+  absl::Status EmitTiledTranspose(const Instruction& t, PrimitiveType out_type, Value* out,
+                                  Value* tile);
   // GPU collectives and shared memory (NVVM intrinsics; the emulator binds them on the host).
   Value* ShuffleDown(Value* v, int delta);
   void Barrier();
@@ -1296,8 +1306,9 @@ Value* Emitter::SharedMemory() {
         "hlowb_emu_shared_memory", llvm::FunctionType::get(b_.getPtrTy(), {}, false));
     return b_.CreateCall(f);
   }
-  // 8 partial results (one per warp of a 256-thread block) for each of up to 8 accumulators.
-  llvm::Type* array = llvm::ArrayType::get(I64(), 64);
+  // 8 partial results (one per warp of a 256-thread block) for each of up to 8 accumulators, or
+  // a 32x32 transpose tile with rows of 33 (a column's elements then sit in different banks).
+  llvm::Type* array = llvm::ArrayType::get(I64(), kSharedSlots);
   constexpr unsigned kShared = 3;
   llvm::GlobalVariable* g = module_->getGlobalVariable("hlowb_coop_shared", true);
   if (g == nullptr) {
@@ -1460,6 +1471,132 @@ absl::StatusOr<std::vector<Value*>> Emitter::CooperativeReduce(const Instruction
     init.push_back(*v);
   }
   return combine(init, load_acc());
+}
+
+// --- Tiled transposes (GPU) -------------------------------------------------------------------
+
+const Instruction* Emitter::TiledTranspose(const std::vector<const Instruction*>& outputs) {
+  if (outputs.size() != 1 || outputs[0]->opcode() != Opcode::kTranspose) return nullptr;
+  const Instruction* t = outputs[0];
+  if (!t->shape().IsArray() || t->operand_count() != 1 || !t->operand(0)->shape().IsArray()) {
+    return nullptr;
+  }
+  const PrimitiveType type = t->shape().element_type();
+  if (!Supported(type) || IsComplex(type)) return nullptr;
+  const Shape& in = t->operand(0)->shape();
+  const int r = in.rank();
+  const std::vector<int64_t>& perm = t->dimensions();
+  if (r < 2 || static_cast<int>(perm.size()) != r) return nullptr;
+  std::vector<bool> seen(r, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= r || seen[p]) return nullptr;
+    seen[p] = true;
+  }
+  const int64_t major = perm[r - 1];  // the input dimension that becomes innermost
+  if (major == r - 1 || in.dimension(r - 1) < kTile || in.dimension(major) < kTile) return nullptr;
+  if (form_.block_size != kTile * 8) return nullptr;
+  return t;
+}
+
+// Tiles: the input's dimensions other than its innermost and the one that becomes innermost
+// (in input order), then the tiles along those two.
+std::vector<int64_t> Emitter::TileSpace(const Instruction& t) {
+  const Shape& in = t.operand(0)->shape();
+  const int r = in.rank();
+  const int64_t major = t.dimensions()[r - 1];
+  std::vector<int64_t> space;
+  for (int d = 0; d < r; ++d) {
+    if (d != major && d != r - 1) space.push_back(in.dimension(d));
+  }
+  space.push_back((in.dimension(major) + kTile - 1) / kTile);
+  space.push_back((in.dimension(r - 1) + kTile - 1) / kTile);
+  return space;
+}
+
+// Thread (x, y) of the block (x = lane mod 32, y = lane / 32, y < 8) reads rows y, y + 8, y + 16,
+// y + 24 of the tile at column x (along the input's innermost dimension) into shared memory;
+// after a barrier it writes the tile's columns the same way, so the output's innermost
+// dimension runs along x. Elements past the array's edge are skipped; every thread reaches both
+// barriers (the second keeps the tile until every thread has read it).
+absl::Status Emitter::EmitTiledTranspose(const Instruction& t, PrimitiveType out_type, Value* out,
+                                         Value* tile) {
+  const Shape& in = t.operand(0)->shape();
+  const int r = in.rank();
+  const std::vector<int64_t>& perm = t.dimensions();
+  const int64_t major = perm[r - 1], minor = r - 1;
+  const int64_t a_size = in.dimension(static_cast<int>(major));
+  const int64_t b_size = in.dimension(r - 1);
+  const std::vector<int64_t> space = TileSpace(t);
+  Index at = MakeFromLinear(space, tile);
+  const size_t others = space.size() - 2;
+  Value* a0 = b_.CreateMul(at.multi[others], C64(kTile));
+  Value* b0 = b_.CreateMul(at.multi[others + 1], C64(kTile));
+  Value* x = b_.CreateAnd(lane_, C64(kTile - 1), "tile.x");
+  Value* y = b_.CreateLShr(lane_, 5, "tile.y");
+  Value* shared = SharedMemory();
+  llvm::Type* type = ComputeType(t.shape().element_type());
+  // The input index with its two tiled dimensions at (a, b).
+  auto input_multi = [&](Value* a, Value* b) {
+    std::vector<Value*> m(r, nullptr);
+    for (int d = 0, q = 0; d < r; ++d) {
+      if (d == major) {
+        m[d] = a;
+      } else if (d == minor) {
+        m[d] = b;
+      } else {
+        m[d] = at.multi[q++];
+      }
+    }
+    return m;
+  };
+  auto guarded = [&](Value* a, Value* b, const std::string& name,
+                     const std::function<absl::Status()>& body) -> absl::Status {
+    Value* inside = b_.CreateAnd(b_.CreateICmpULT(a, C64(a_size)), b_.CreateICmpULT(b, C64(b_size)));
+    llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, name, fn_);
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx_, name + ".next", fn_);
+    b_.CreateCondBr(inside, then, next);
+    b_.SetInsertPoint(then);
+    memo_.emplace_back();
+    multi_memo_.emplace_back();
+    absl::Status st = body();
+    memo_.pop_back();
+    multi_memo_.pop_back();
+    if (!st.ok()) return st;
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+    return absl::OkStatus();
+  };
+  for (int k = 0; k < kTile / 8; ++k) {
+    Value* row = b_.CreateAdd(y, C64(8 * k));
+    Value* a = b_.CreateAdd(a0, row);
+    Value* b = b_.CreateAdd(b0, x);
+    absl::Status st = guarded(a, b, "tile.read", [&]() -> absl::Status {
+      absl::StatusOr<Value*> v =
+          Elem(*t.operand(0), MakeFromMulti(in.dimensions(), input_multi(a, b)));
+      if (!v.ok()) return v.status();
+      Value* slot = b_.CreateAdd(b_.CreateMul(row, C64(kTile + 1)), x);
+      b_.CreateStore(ToBits64(*v), b_.CreateInBoundsGEP(I64(), shared, slot));
+      return absl::OkStatus();
+    });
+    if (!st.ok()) return st;
+  }
+  Barrier();
+  for (int k = 0; k < kTile / 8; ++k) {
+    Value* row = b_.CreateAdd(y, C64(8 * k));
+    Value* a = b_.CreateAdd(a0, x);
+    Value* b = b_.CreateAdd(b0, row);
+    absl::Status st = guarded(a, b, "tile.write", [&]() -> absl::Status {
+      Value* slot = b_.CreateAdd(b_.CreateMul(x, C64(kTile + 1)), row);
+      Value* v = FromBits64(type, b_.CreateLoad(I64(), b_.CreateInBoundsGEP(I64(), shared, slot)));
+      std::vector<Value*> m = input_multi(a, b), out_multi(r, nullptr);
+      for (int d = 0; d < r; ++d) out_multi[d] = m[perm[d]];
+      Store(out_type, v, out, MakeFromMulti(t.shape().dimensions(), out_multi).linear);
+      return absl::OkStatus();
+    });
+    if (!st.ok()) return st;
+  }
+  Barrier();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Value*> Emitter::Elem(const Instruction& h, const Index& idx) {
@@ -2081,8 +2218,15 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   memo_.emplace_back();
   multi_memo_.clear();
   multi_memo_.emplace_back();
+  const Instruction* tiled = nullptr;
   if (form_.cooperative_reductions && elements_per_call_ == 1 && update == nullptr) {
     coop_group_ = CooperativeGroup(instr, dims);
+  }
+  if (form_.tiled_transposes && elements_per_call_ > 0 && update == nullptr && coop_group_ == 0) {
+    tiled = TiledTranspose(outputs);
+    if (tiled != nullptr) coop_group_ = form_.block_size;
+  }
+  {
     if (coop_group_ > 0) {
       llvm::Function* tid =
           llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
@@ -2112,6 +2256,10 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   if (update != nullptr) dims = update->operand(1)->shape().dimensions();
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
+  if (tiled != nullptr) {
+    count = 1;
+    for (int64_t d : TileSpace(*tiled)) count *= d;
+  }
   absl::Status st;
   const Instruction* column_reduce =
       elements_per_call_ > 0 || update != nullptr ? nullptr : ColumnReduction(outputs);
@@ -2162,6 +2310,8 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
     }
   } else if (column_reduce != nullptr) {
     st = EmitColumnReduction(*column_reduce, out_types[0], buffer_ptrs_[num_inputs], begin, end);
+  } else if (tiled != nullptr) {
+    st = EmitTiledTranspose(*tiled, out_types[0], buffer_ptrs_[num_inputs], begin);
   } else if (elements_per_call_ == 1 && coop_group_ > 0) {
     // Every lane of the group computes the element (the reduction together); lane 0 stores it.
     Index idx = MakeFromLinear(dims, begin);
@@ -2250,6 +2400,7 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
   info.iteration_count = count;
   info.cost_per_element = std::max<int64_t>(1, cost_);
   info.threads_per_element = coop_group_ > 0 ? coop_group_ : 1;
+  info.tiled_transpose = tiled != nullptr;
   return info;
 }
 

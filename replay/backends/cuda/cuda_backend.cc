@@ -356,7 +356,11 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
       impl.ptx.push_back(program->ptx);
     }
     for (codegen::GpuKernelInfo& k : program->kernels) {
-      if (k.threads_per_element > 1) ++impl.stats.cooperative_kernels;
+      if (k.tiled_transpose) {
+        ++impl.stats.tiled_transposes;
+      } else if (k.threads_per_element > 1) {
+        ++impl.stats.cooperative_kernels;
+      }
       impl.kernels.emplace(k.instruction, Impl::Kernel{std::move(k), index});
     }
   }
@@ -457,8 +461,17 @@ std::string CudaExecutable::Summary() const {
                 s.arch.c_str(), s.total_seconds, s.pass_seconds, s.codegen_seconds,
                 s.load_seconds);
   return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s",
-                s.cooperative_kernels > 0
-                    ? StrCat(" (", s.cooperative_kernels, " reducing by warps or blocks)")
+                s.cooperative_kernels + s.tiled_transposes > 0
+                    ? StrCat(" (",
+                             s.cooperative_kernels > 0
+                                 ? StrCat(s.cooperative_kernels, " reducing by warps or blocks")
+                                 : std::string(),
+                             s.cooperative_kernels > 0 && s.tiled_transposes > 0 ? ", " : "",
+                             s.tiled_transposes > 0
+                                 ? StrCat(s.tiled_transposes, " tiled transpose",
+                                          s.tiled_transposes == 1 ? "" : "s")
+                                 : std::string(),
+                             ")")
                     : std::string(),
                 "; ", s.library_calls,
                 " cuBLAS call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,

@@ -103,6 +103,8 @@ struct CudaCompileStats {
   int64_t kernels = 0;
   // Kernels whose threads compute each element together (reductions by warps or blocks).
   int64_t cooperative_kernels = 0;
+  // Transposes through shared-memory tiles (not counted in cooperative_kernels).
+  int64_t tiled_transposes = 0;
   int64_t library_calls = 0;   // cuBLAS GEMMs
   int64_t interpreted = 0;
   std::map<std::string, int64_t> interpreted_by_opcode;

@@ -210,7 +210,7 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
     return Pattern(instr.shape(), 1);
   };
   int agreed = 0, total = 0, slow = 0;
-  int64_t kernels = 0, gemms = 0, interpreted = 0;
+  int64_t kernels = 0, cooperative = 0, tiled = 0, gemms = 0, interpreted = 0;
   double kernel_ms = 0;
   testing::ForEachVerifiedModule(files, [&](const std::string& label, const Module& module) {
     std::vector<Literal> args = PatternArgs(module);
@@ -232,12 +232,16 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
     EXPECT_TRUE(d.empty()) << label << ": " << d << "\n  " << (*exe)->Summary();
     if (d.empty()) ++agreed;
     kernels += (*exe)->stats().kernels;
+    cooperative += (*exe)->stats().cooperative_kernels;
+    tiled += (*exe)->stats().tiled_transposes;
     gemms += (*exe)->stats().library_calls;
     interpreted += (*exe)->stats().interpreted;
     kernel_ms += (*exe)->run_stats().kernel_ms;
   });
   std::cout << "cuda corpus: " << agreed << " of " << total << " modules agree with the "
-            << "interpreter; " << kernels << " kernels, " << gemms << " cuBLAS dots, "
+            << "interpreter" << (testing::CudaOnEmulator() ? " on the GPU emulator" : "") << "; "
+            << kernels << " kernels (" << cooperative << " reducing by warps or blocks, " << tiled
+            << " tiled transposes), " << gemms << " cuBLAS dots, "
             << interpreted << " instructions on the interpreter; kernels ran " << kernel_ms
             << " ms; " << slow << " modules over 5 s on the interpreter left out\n";
   EXPECT_GT(total, 50);

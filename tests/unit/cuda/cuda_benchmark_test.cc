@@ -3,6 +3,9 @@
 // it); prints one "BENCH name value unit (ratio ...)" line per figure.
 //  - elementwise: a*b+c over 16M f32 elements, one fused kernel, against cuMemcpyDtoD bandwidth
 //    (bytes read plus written) — goal >= 0.8;
+//  - row reduction: sums of the 4096-element rows of a 16384 x 4096 f32 array (a block per row),
+//    and a transpose of an 8192 x 8192 f32 array (32x32 shared-memory tiles), each against
+//    cuMemcpyDtoD bandwidth (bytes read plus written) — no goal set, reported;
 //  - GEMM: a 4096^3 f32 dot through the platform against the same cuBLAS GEMM called directly —
 //    goal >= 0.95;
 //  - end to end: an MLP module (four dot + bias + relu layers and a softmax) replayed through the
@@ -80,6 +83,32 @@ std::string MlpModuleText() {
   return text;
 }
 
+struct BandwidthModule {
+  const char* name;
+  const char* text;
+  double bytes;  // read plus written
+};
+const BandwidthModule kBandwidthModules[] = {
+    {"row_reduction_16384x4096", R"(
+HloModule rows
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16384,4096] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[16384] reduce(x, z), dimensions={1}, to_apply=add
+})", 4.0 * 16384 * 4096 + 4.0 * 16384},
+    {"transpose_8192x8192", R"(
+HloModule transpose
+ENTRY e {
+  x = f32[8192,8192] parameter(0)
+  ROOT t = f32[8192,8192] transpose(x), dimensions={1,0}
+})", 2.0 * 4 * 8192 * 8192},
+};
+
 // The benchmark's modules parse, verify and compile to PTX here, without a GPU, so a GPU run is
 // never spent on a typo.
 TEST(CudaBenchmarkModules, CompileWithoutAGpu) {
@@ -93,6 +122,17 @@ TEST(CudaBenchmarkModules, CompileWithoutAGpu) {
   EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
   // The buffers are global memory: the kernels use ld.global, not generic loads.
   EXPECT_NE((*exe)->ptx_programs().at(0).find("ld.global"), std::string::npos);
+  for (const BandwidthModule& bm : kBandwidthModules) {
+    auto bmod = ParseModule(bm.text);
+    ASSERT_TRUE(bmod.ok()) << bm.name << ": " << bmod.status();
+    CudaCompileOptions bo;
+    bo.compile_only = true;
+    bo.run_hlo_passes = false;
+    auto bexe = CudaExecutable::Compile(**bmod, bo);
+    ASSERT_TRUE(bexe.ok()) << bm.name << ": " << bexe.status();
+    EXPECT_EQ((*bexe)->stats().cooperative_kernels + (*bexe)->stats().tiled_transposes, 1)
+        << bm.name << ": " << (*bexe)->Summary();
+  }
 }
 
 class CudaBenchmark : public ::testing::Test {
@@ -187,6 +227,33 @@ ENTRY e {
     Bench("elementwise_fusion_triad", bw / 1e9, "GB/s", Ratio(bw / copy_bw, ">= 0.80"));
     Bench("elementwise_fusion_triad_vs_equal_traffic_copy", bw / copy_bw_same, "ratio",
           "(against the 128 MiB copy)");
+  }
+
+  // Bandwidth-bound kernels: a row reduction (a block per row) and a tiled transpose.
+  for (const BandwidthModule& bm : kBandwidthModules) {
+    const char* name = bm.name;
+    const double bytes = bm.bytes;
+    auto m = ParseModule(bm.text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    CudaCompileOptions o;
+    o.run_hlo_passes = false;
+    auto exe = CudaExecutable::Compile(**m, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().cooperative_kernels + (*exe)->stats().tiled_transposes, 1)
+        << (*exe)->Summary();
+    std::vector<Literal> args = Args(**m);
+    double best = 1e30;
+    for (int i = 0; i < 5; ++i) {
+      const double before = (*exe)->run_stats().kernel_ms;
+      auto r = (*exe)->Run(args, EvaluatorOptions{});
+      ASSERT_TRUE(r.ok()) << r.status();
+      if (i > 0) best = std::min(best, (*exe)->run_stats().kernel_ms - before);
+    }
+    const double bw = bytes / (best * 1e-3);
+    char ratio[120];
+    std::snprintf(ratio, sizeof ratio, "(ratio %.3f of the 1 GiB copy's bandwidth; no goal)",
+                  bw / copy_bw);
+    Bench(name, bw / 1e9, "GB/s", ratio);
   }
 
   // A GEMM through the platform.

@@ -110,8 +110,8 @@ TEST(CudaPtx, FusedKernelsAssembleForSm80AndSm90) {
 }
 
 // Rows of 1000 reduce by blocks (shuffles, then shared memory between barriers), rows of 100 by
-// warps (shuffles only); both assemble.
-TEST(CudaPtx, CooperativeReductionsShuffleWithinWarpsAndMeetInSharedMemory) {
+// warps (shuffles only), and a transpose goes through shared-memory tiles; all assemble.
+TEST(CudaPtx, CooperativeReductionsAndTiledTransposesUseShuffleAndSharedMemory) {
   auto m = Parse(R"(
 HloModule m
 add {
@@ -126,7 +126,8 @@ ENTRY e {
   r = f32[37] reduce(x, z), dimensions={1}, to_apply=add
   c = f32[50,100] convert(y)
   q = f32[50] reduce(c, z), dimensions={1}, to_apply=add
-  ROOT t = (f32[37], f32[50]) tuple(r, q)
+  tr = f32[1000,37] transpose(x), dimensions={1,0}
+  ROOT t = (f32[37], f32[50], f32[1000,37]) tuple(r, q, tr)
 })");
   ASSERT_NE(m, nullptr);
   const std::string ptxas = testing::FindPtxas();
@@ -138,6 +139,7 @@ ENTRY e {
     auto exe = CudaExecutable::Compile(*m, o);
     ASSERT_TRUE(exe.ok()) << exe.status();
     EXPECT_EQ((*exe)->stats().cooperative_kernels, 2) << (*exe)->Summary();
+    EXPECT_EQ((*exe)->stats().tiled_transposes, 1) << (*exe)->Summary();
     ASSERT_EQ((*exe)->ptx_programs().size(), 1u);
     const std::string& ptx = (*exe)->ptx_programs()[0];
     for (const char* what : {"shfl.sync.down.b32", "bar.sync", ".shared"}) {

@@ -323,5 +323,41 @@ ENTRY e {
   EXPECT_EQ(stats.cooperative_kernels, 2) << summary;
 }
 
+// Transposes that move the innermost dimension go through 32x32 shared-memory tiles (partial
+// tiles at the edges, dimensions besides the two tiled ones, every element width, a fusion
+// computing its elements on the way in); one that keeps the innermost dimension does not.
+TEST(CudaTiledTranspose, TransposesThatMoveTheInnermostDimensionGoThroughTiles) {
+  CudaCompileStats stats;
+  std::string summary;
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+exp_transposed {
+  p = f32[96,40] parameter(0)
+  e = f32[96,40] exponential(p)
+  ROOT t = f32[40,96] transpose(e), dimensions={1,0}
+}
+ENTRY e {
+  a = f32[100,70] parameter(0)
+  b = s8[3,64,40] parameter(1)
+  c = f64[33,2,65] parameter(2)
+  d = bf16[64,64] parameter(3)
+  f = pred[48,36] parameter(4)
+  g = f32[40,50,60] parameter(5)
+  h = f32[96,40] parameter(6)
+  ta = f32[70,100] transpose(a), dimensions={1,0}
+  tb = s8[3,40,64] transpose(b), dimensions={0,2,1}
+  tc = f64[65,2,33] transpose(c), dimensions={2,1,0}
+  td = bf16[64,64] transpose(d), dimensions={1,0}
+  tf = pred[36,48] transpose(f), dimensions={1,0}
+  tg = f32[50,40,60] transpose(g), dimensions={1,0,2}
+  th = f32[40,96] fusion(h), kind=kLoop, calls=exp_transposed
+  ROOT t = (f32[70,100], s8[3,40,64], f64[65,2,33], bf16[64,64], pred[36,48], f32[50,40,60],
+            f32[40,96]) tuple(ta, tb, tc, td, tf, tg, th)
+})", &stats, &summary), "");
+  EXPECT_EQ(stats.kernels, 7) << summary;
+  EXPECT_EQ(stats.tiled_transposes, 6) << summary;
+  EXPECT_NE(summary.find("6 tiled transposes"), std::string::npos) << summary;
+}
+
 }  // namespace
 }  // namespace hlowb
