@@ -122,7 +122,7 @@ int RunOpt(const std::vector<std::string>& argv) {
   options.evaluator = InterpreterConstantEvaluator();
   // The llvm and ptx stages show the kernels the cpu and cuda platforms run, so the module is
   // compiled as that platform compiles it.
-  if (llvm_stage || ptx_stage) SkipPassesTheRuntimeDoesNotNeed(platform, &options.pass_options);
+  if (llvm_stage || ptx_stage) SkipPassesTheRuntimeDoesNotNeed(&options.pass_options);
   if (const char* env = std::getenv("XLA_FLAGS")) {
     std::vector<std::string> unknown;
     absl::Status st =

@@ -39,6 +39,7 @@ constexpr char kUsage[] =
     "         [--xla_cpu_enable_kernel_cache=true|false] [--xla_cpu_kernel_cache_dir=DIR]\n"
     "         [--cpu_arena=true|false]\n"
     "         [--cuda_arch=sm_NN] [--cuda_allow_tf32] [--cuda_emulate]\n"
+    "         [--cuda_arena=true|false]\n"
     "Shrinks FILE's first module while it fails the same way, and writes the smallest module\n"
     "found to OUT (HLO text). Failures:\n"
     "  mismatch   the platform's result differs from --reference_platform's beyond the error\n"
@@ -132,7 +133,7 @@ int RunReduce(const std::vector<std::string>& argv) {
            "abs_error_bound", "rel_error_bound", "input_literals_file", "custom_call_fallback",
            "custom_call_library", "host_transfers", "time_limit", "candidate_timeout",
            "literals_out", "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir",
-           "cpu_arena", "cuda_arch"},
+           "cpu_arena", "cuda_arch", "cuda_arena"},
           &args, &error) ||
       args.positional.size() != 1 || !args.Has("o") || !args.Has("until")) {
     std::cerr << "hlowb reduce: "

@@ -38,7 +38,7 @@ constexpr char kUsage[] =
     "         [--xla_cpu_kernel_cache_dir=DIR] [--cpu_arena=true|false] [--profile=N]\n"
     "         [--xla_dump_hlo_snapshots]\n"
     "         [--xla_cpu_helper_timeout=SECONDS] [--cuda_arch=sm_NN] [--cuda_allow_tf32]\n"
-    "         [--cuda_emulate] [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
+    "         [--cuda_emulate] [--cuda_arena=true|false] [--xla_... dump and pass flags, also read from XLA_FLAGS]\n"
     "Flags mean what they mean to XLA's run_hlo_module. Platforms: interpreter (the reference\n"
     "evaluator; also 'reference'), cpu (compiled for this machine: the cpu pass pipeline, then\n"
     "LLVM kernels, with the interpreter computing what the kernels do not cover; also 'host'),\n"
@@ -52,7 +52,9 @@ constexpr char kUsage[] =
     "--cuda_arch=sm_NN sets the PTX target, default the device's; --cuda_allow_tf32 lets f32\n"
     "GEMMs use TF32, off by default; --cuda_emulate runs the same kernels on the host's GPU\n"
     "emulator, which needs no GPU, with GPU threads, warps and shared memory emulated, to check\n"
-    "what the cuda platform computes; it is slow). Without a reference\n"
+    "what the cuda platform computes; it is slow; cuda modules run in an arena of managed\n"
+    "memory placed by buffer assignment, --cuda_arena=false copies each kernel's operands\n"
+    "to the device and back instead). Without a reference\n"
     "platform the result is compared with the one a snapshot or literals file carries, if any.\n"
     "cpu compiles are cached on disk (default ~/.cache/hlowb/cpu-kernels); --xla_dump_to writes\n"
     "the pipeline's dumps and the kernels' .ir-no-opt.ll, .ir-with-opt.ll and .s (cuda: .ptx);\n"
@@ -194,7 +196,7 @@ int RunReplay(const std::vector<std::string>& argv_in) {
                   "output_literals_file", "run_test_hlo_passes", "run_reference_hlo_passes",
                   "num_replicas", "num_partitions", "hlo_argument_mode",
                   "custom_call_fallback", "custom_call_library", "host_transfers", "module",
-                  "xla_dump_to",
+                  "xla_dump_to", "cuda_arena",
                   "xla_cpu_enable_kernel_cache", "xla_cpu_kernel_cache_dir", "cpu_arena",
                   "profile",
                   "literal_format", "xla_cpu_helper_timeout", "cuda_arch"},

@@ -51,6 +51,16 @@ absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options) {
   options->cuda.allow_tf32 = args.Has("cuda_allow_tf32");
   // --cuda_emulate: the cuda platform on the host's GPU emulator (no GPU needed; slow).
   options->cuda.emulate = args.Has("cuda_emulate");
+  // --cuda_arena=false runs cuda modules on the driver, copying each kernel's operands to the
+  // device and back, instead of in an arena of managed memory.
+  if (args.Has("cuda_arena")) {
+    const std::string v = args.Get("cuda_arena");
+    if (v == "false" || v == "0") {
+      options->cuda.arena = false;
+    } else if (v != "true" && v != "1") {
+      return absl::InvalidArgumentError("--cuda_arena must be true or false");
+    }
+  }
   if (args.Has("cuda_arch")) {
     absl::Status st = CheckCudaArch(args.Get("cuda_arch"));
     if (!st.ok()) return st;

@@ -34,7 +34,8 @@ absl::Status CheckCudaArch(const std::string& arch);
 // The flags `hlowb replay` and `hlowb reduce` share, into `options`: --platform (default
 // interpreter) and --reference_platform, each checked with CheckPlatform; the cpu kernel cache
 // (--xla_cpu_kernel_cache_dir, --xla_cpu_enable_kernel_cache); the cuda platform's
-// --cuda_allow_tf32 and --cuda_emulate (bare flags) and --cuda_arch=sm_NN; --seed;
+// --cuda_allow_tf32 and --cuda_emulate (bare flags), --cuda_arch=sm_NN and
+// --cuda_arena=true|false; --seed;
 // --abs_error_bound and --rel_error_bound. A malformed value is InvalidArgument naming the flag (a usage error); a
 // platform that cannot run here keeps CheckPlatform's status.
 absl::Status ParseSharedReplayFlags(const Args& args, ReplayOptions* options);

@@ -29,7 +29,7 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModuleForKernels(
     CompileOptions co;
     co.platform = platform;
     co.pass_options = pass_options;
-    SkipPassesTheRuntimeDoesNotNeed(platform, &co.pass_options);
+    SkipPassesTheRuntimeDoesNotNeed(&co.pass_options);
     co.dump_options = dump_options;
     co.evaluator = InterpreterConstantEvaluator();
     co.cancel = cancel;
@@ -41,9 +41,8 @@ absl::StatusOr<std::unique_ptr<Module>> PrepareModuleForKernels(
   return copy;
 }
 
-void SkipPassesTheRuntimeDoesNotNeed(std::string_view platform, PassOptions* options) {
+void SkipPassesTheRuntimeDoesNotNeed(PassOptions* options) {
   options->disabled_passes.push_back("layout-assignment");
-  if (platform != "cpu") options->disabled_passes.push_back("copy-insertion");
 }
 
 std::optional<absl::StatusOr<std::vector<const Literal*>>> KernelConstantLiterals(

@@ -21,10 +21,10 @@
 
 namespace hlowb {
 
-// The pass options `platform` ("cpu" or "gpu") compiles its kernels with: layout assignment
-// off (both runtimes keep row-major arrays), and for "gpu" copy insertion too (only the cpu
-// runtime places values by buffer assignment, whose sharing the copies make safe).
-void SkipPassesTheRuntimeDoesNotNeed(std::string_view platform, PassOptions* options);
+// The pass options the cpu and gpu pipelines compile kernels with: layout assignment off (both
+// runtimes keep row-major arrays). Copy insertion stays: both run in the arena, placing values
+// by buffer assignment, whose sharing the copies make safe.
+void SkipPassesTheRuntimeDoesNotNeed(PassOptions* options);
 
 // A copy of `module` ready for kernels: with `run_hlo_passes`, after `platform`'s pipeline ("cpu"
 // or "gpu"; layout assignment left out, since the runtimes keep row-major arrays, and copy

@@ -311,7 +311,13 @@ class ArenaRun {
 
   ~ArenaRun() {
     registrations_.clear();  // before the block goes back: freeing it must not be a no-op
-    if (block_ != nullptr) FreeLiteralStorage(block_, static_cast<size_t>(impl_.block_bytes));
+    if (block_ != nullptr) {
+      if (code_.release) {
+        code_.release(block_, static_cast<size_t>(impl_.block_bytes));
+      } else {
+        FreeLiteralStorage(block_, static_cast<size_t>(impl_.block_bytes));
+      }
+    }
   }
 
   absl::Status Prepare(const std::vector<Literal>& arguments) {
@@ -341,11 +347,20 @@ class ArenaRun {
           " bytes (EvaluatorOptions::memory_budget_bytes)"));
     }
     if (impl_.block_bytes > 0) {
-      try {
-        block_ = static_cast<uint8_t*>(AllocateLiteralStorage(static_cast<size_t>(impl_.block_bytes)));
-      } catch (const std::bad_alloc&) {
-        return absl::ResourceExhaustedError(
-            StrCat("cpu arena: out of memory for the run's ", need, " bytes"));
+      if (code_.allocate) {
+        block_ = static_cast<uint8_t*>(code_.allocate(static_cast<size_t>(impl_.block_bytes)));
+        if (block_ == nullptr) {
+          return absl::ResourceExhaustedError(
+              StrCat("arena: no memory for the run's block of ", impl_.block_bytes, " bytes"));
+        }
+      } else {
+        try {
+          block_ = static_cast<uint8_t*>(
+              AllocateLiteralStorage(static_cast<size_t>(impl_.block_bytes)));
+        } catch (const std::bad_alloc&) {
+          return absl::ResourceExhaustedError(
+              StrCat("cpu arena: out of memory for the run's ", need, " bytes"));
+        }
       }
       Register(block_, impl_.block_bytes);
     }
@@ -623,12 +638,25 @@ class ArenaRun {
     }
     if (code_.kernel) {
       std::vector<uint8_t> scratch;
+      std::unique_ptr<void, std::function<void(void*)>> device_scratch;
       std::vector<void*> kernel_ops = ops;
       if (step.output_on_operand && ops[step.in_place_operand] != nullptr) {
         // A kernel that is not in place reads the whole operand its output overwrites.
         const Leaf& l = step.operands[step.in_place_operand][0];
-        scratch.assign(Ptr(l), Ptr(l) + l.size);
-        kernel_ops[step.in_place_operand] = scratch.data();
+        if (code_.allocate) {
+          const size_t bytes = static_cast<size_t>(l.size);
+          device_scratch = std::unique_ptr<void, std::function<void(void*)>>(
+              code_.allocate(bytes), [this, bytes](void* p) { code_.release(p, bytes); });
+          if (device_scratch == nullptr) {
+            return absl::ResourceExhaustedError(StrCat(Ref(h), ": no memory for a copy of ",
+                                                       bytes, " bytes"));
+          }
+          std::memcpy(device_scratch.get(), Ptr(l), bytes);
+          kernel_ops[step.in_place_operand] = device_scratch.get();
+        } else {
+          scratch.assign(Ptr(l), Ptr(l) + l.size);
+          kernel_ops[step.in_place_operand] = scratch.data();
+        }
       }
       if (std::optional<absl::Status> r = code_.kernel(h, kernel_ops, outs); r.has_value()) {
         return r->ok() ? absl::OkStatus() : At(*r, h);
@@ -697,7 +725,8 @@ ArenaProgram::ArenaProgram() : impl_(std::make_unique<Impl>()) {}
 ArenaProgram::~ArenaProgram() = default;
 const ArenaStats& ArenaProgram::stats() const { return impl_->stats; }
 
-absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& module) {
+absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& module,
+                                                                 const ArenaPlanOptions& options) {
   if (module.entry() == nullptr) return absl::InvalidArgumentError("the module has no entry");
   if (!module.config().is_scheduled) {
     return absl::FailedPreconditionError("the module is not scheduled");
@@ -721,6 +750,7 @@ absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& m
   std::map<int64_t, int> uses;
   for (const Leaf& l : impl.plans[0].root) ++uses[l.alloc];
   for (const Leaf& l : impl.plans[0].root) {
+    if (options.inputs_in_block) break;  // the result is copied out of the block
     const BufferAllocation& alloc = allocs[l.alloc];
     if (alloc.kind == AllocationKind::kOutput && l.offset == 0 && alloc.size == l.size &&
         uses[l.alloc] == 1) {
@@ -777,8 +807,8 @@ absl::StatusOr<std::unique_ptr<ArenaProgram>> ArenaProgram::Plan(const Module& m
               StrCat("parameter allocation ", a, " names no entry parameter"));
         }
       }
-      place.private_copy = shared;
-      if (!shared) continue;
+      place.private_copy = shared || options.inputs_in_block;
+      if (!place.private_copy) continue;
       impl.stats.private_bytes += alloc.size;
     } else if (alloc.kind == AllocationKind::kOutput) {
       impl.stats.output_bytes += alloc.size;

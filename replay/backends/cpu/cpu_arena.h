@@ -14,6 +14,11 @@
 // with an output, a constant that becomes loop state) get a private copy first: nothing the
 // caller passed or the module holds is ever modified.
 //
+// The cuda platform runs its modules in the same runtime (ArenaPlanOptions::inputs_in_block,
+// ArenaCode::allocate): there the block is memory both the host and the device reach (CUDA
+// managed memory), every argument and constant is copied into it, and kernels launch on
+// pointers into it.
+//
 // Collectives run as the evaluator runs them: through EvaluatorOptions::collectives in a
 // multi-device run (one arena per device), and as on one device otherwise. Planning refuses what this runtime does not run (an
 // unscheduled module, asynchronous pairs, a value without a slice or whose slice is not the size
@@ -49,6 +54,19 @@ struct ArenaCode {
   std::function<std::optional<absl::Status>(const Instruction& instr,
                                             const std::vector<void*>& operands)>
       in_place_kernel;
+  // Where the block (and a kernel's scratch copy of an operand) comes from; default the host's
+  // heap. `allocate` returns `bytes` bytes aligned to 256 (null when there is no memory),
+  // `release` gives them back. The host reads and writes the block (copies, control flow, the
+  // interpreter's views), so it must be host-accessible, and kernels must have finished when
+  // they return.
+  std::function<void*(size_t bytes)> allocate;
+  std::function<void(void* block, size_t bytes)> release;
+};
+
+struct ArenaPlanOptions {
+  // Every argument and constant gets a copy in the block, and the result is copied out of it:
+  // nothing outside the block is read or written by kernels (a device's runtime).
+  bool inputs_in_block = false;
 };
 
 struct ArenaStats {
@@ -61,7 +79,8 @@ class ArenaProgram {
  public:
   // Plans `module` (scheduled, after copy insertion). The error says why this runtime cannot
   // run it. The module must outlive the program.
-  static absl::StatusOr<std::unique_ptr<ArenaProgram>> Plan(const Module& module);
+  static absl::StatusOr<std::unique_ptr<ArenaProgram>> Plan(const Module& module,
+                                                             const ArenaPlanOptions& options = {});
   ~ArenaProgram();
 
   const ArenaStats& stats() const;

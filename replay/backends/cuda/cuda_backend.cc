@@ -15,6 +15,9 @@
 #include "core/passes/pipelines.h"
 #include "core/support/json_reader.h"
 #include "core/support/strings.h"
+#include "core/analysis/cost_model.h"
+#include "core/passes/buffer_assignment.h"
+#include "replay/backends/cpu/cpu_arena.h"
 #include "replay/backends/cpu/cpu_backend.h"
 #include "replay/backends/cuda/cuda_driver.h"
 #include "replay/backends/kernel_io.h"
@@ -273,7 +276,139 @@ struct CudaExecutable::Impl {
   absl::Status blas_status = absl::OkStatus();
   mutable std::mutex mu;  // one instruction on the GPU at a time
   mutable CudaRunStats run_stats;
+  // The arena runtime's plan; null when runs go through the driver (stats.arena_refused).
+  std::unique_ptr<cpu::ArenaProgram> arena;
+
+  // Launches kernel `k` over the device buffers in `table` (operands, constants, outputs), timed;
+  // call with `mu` held.
+  absl::Status Launch(const Kernel& k, const std::vector<cuda::DevicePtr>& table) const;
+  // GEMM `p` on device buffers a, b into c (which holds C first when p.has_c), timed; call with
+  // `mu` held.
+  absl::Status Gemm(const GemmPlan& p, cuda::DevicePtr a, cuda::DevicePtr b,
+                    cuda::DevicePtr c) const;
+  cpu::ArenaCode ArenaCode(std::function<absl::StatusOr<Literal>(const Instruction&)> elided,
+                           ConstantCache* constant_cache) const;
 };
+
+absl::Status CudaExecutable::Impl::Launch(const Kernel& k,
+                                          const std::vector<cuda::DevicePtr>& table) const {
+  cuda::Context* ctx = context.get();
+  absl::StatusOr<cuda::DeviceBuffer> table_buffer =
+      cuda::DeviceBuffer::Make(ctx, table.size() * sizeof(cuda::DevicePtr));
+  if (!table_buffer.ok()) return table_buffer.status();
+  if (absl::Status st = ctx->CopyToDevice(table_buffer->ptr(), table.data(),
+                                          table.size() * sizeof(cuda::DevicePtr));
+      !st.ok()) {
+    return st;
+  }
+  int64_t count = k.info.iteration_count;
+  if (count <= 0) return absl::OkStatus();
+  cuda::DevicePtr table_ptr = table_buffer->ptr();
+  void* params[] = {&table_ptr, &count};
+  // One step per thread (the most loads in flight); the kernel's grid-stride loop covers what a
+  // grid of 2^31 - 1 blocks does not.
+  const int block = k.info.block_size;
+  const int64_t per_block =
+      std::max<int64_t>(1, int64_t{block} * std::max(1, k.info.elements_per_thread) /
+                               std::max(1, k.info.threads_per_element));
+  const int64_t max_grid = (int64_t{1} << 31) - 1;
+  const int grid =
+      static_cast<int>(std::min<int64_t>((count + per_block - 1) / per_block, max_grid));
+  cuda::Module* gpu_module = gpu_modules[k.program].get();
+  absl::StatusOr<float> ms =
+      ctx->TimeMs([&] { return gpu_module->Launch(k.info.kernel_name, grid, block, params); });
+  if (!ms.ok()) return ms.status();
+  run_stats.kernel_ms += *ms;
+  ++run_stats.kernel_launches;
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutable::Impl::Gemm(const GemmPlan& p, cuda::DevicePtr a, cuda::DevicePtr b,
+                                        cuda::DevicePtr c) const {
+  // Row-major C[M,N] = A[M,K] B[K,N] is column-major C^T = B^T A^T: cuBLAS's m = N, n = M.
+  absl::StatusOr<float> ms = context->TimeMs([&] {
+    return blas->Gemm(p.type, p.rhs_nk, p.lhs_km, p.n, p.m, p.k, p.alpha, b, p.rhs_nk ? p.k : p.n,
+                      p.k * p.n, a, p.lhs_km ? p.m : p.k, p.m * p.k, p.beta, c, p.n, p.m * p.n,
+                      p.batch);
+  });
+  if (!ms.ok()) return ms.status();
+  run_stats.gemm_ms += *ms;
+  ++run_stats.gemm_calls;
+  return absl::OkStatus();
+}
+
+cpu::ArenaCode CudaExecutable::Impl::ArenaCode(
+    std::function<absl::StatusOr<Literal>(const Instruction&)> elided,
+    ConstantCache* constant_cache) const {
+  cpu::ArenaCode code;
+  cuda::Context* ctx = context.get();
+  code.allocate = [ctx](size_t bytes) -> void* {
+    absl::StatusOr<cuda::DevicePtr> p = ctx->AllocManaged(bytes);
+    return p.ok() ? reinterpret_cast<void*>(*p) : nullptr;
+  };
+  code.release = [ctx](void* p, size_t) { ctx->Free(reinterpret_cast<cuda::DevicePtr>(p)); };
+  auto own_cache = std::make_shared<ConstantCache>();
+  if (constant_cache == nullptr) constant_cache = own_cache.get();
+  code.kernel = [this, ctx, elided, constant_cache, own_cache](
+                    const Instruction& instr, const std::vector<void*>& ops,
+                    const std::vector<void*>& outs) -> std::optional<absl::Status> {
+    for (void* op : ops) {
+      if (op == nullptr) return std::nullopt;  // a tuple-shaped operand
+    }
+    auto dev = [](void* p) { return static_cast<cuda::DevicePtr>(reinterpret_cast<uintptr_t>(p)); };
+    if (auto g = gemms.find(&instr); g != gemms.end() && blas != nullptr) {
+      const GemmPlan& p = g->second;
+      if (ops.size() != (p.has_c ? 3u : 2u) || outs.empty()) return std::nullopt;
+      std::lock_guard<std::mutex> lock(mu);
+      if (p.tuple_result) {
+        // The workspace elements come back as zeros.
+        for (size_t e = 1; e < outs.size(); ++e) {
+          const int64_t bytes = ShapeByteSize(instr.shape().tuple_shape(static_cast<int>(e)));
+          if (absl::Status st = ctx->Memset(dev(outs[e]), 0, static_cast<size_t>(bytes));
+              !st.ok()) {
+            return st;
+          }
+        }
+      }
+      if (p.has_c && outs[0] != ops[2]) {
+        const int64_t bytes = ShapeByteSize(instr.operand(2)->shape());
+        if (absl::Status st =
+                ctx->CopyDeviceToDevice(dev(outs[0]), dev(ops[2]), static_cast<size_t>(bytes));
+            !st.ok()) {
+          return st;
+        }
+      }
+      return Gemm(p, dev(ops[0]), dev(ops[1]), dev(outs[0]));
+    }
+    auto it = kernels.find(&instr);
+    if (it == kernels.end() || it->second.program >= static_cast<int>(gpu_modules.size()) ||
+        static_cast<int>(outs.size()) != it->second.info.num_outputs) {
+      return std::nullopt;
+    }
+    const Kernel& k = it->second;
+    std::optional<absl::StatusOr<std::vector<const Literal*>>> constants =
+        KernelConstantLiterals(k.info.constants, elided, constant_cache);
+    if (!constants.has_value()) return std::nullopt;
+    if (!constants->ok()) return constants->status();
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<cuda::DevicePtr> table;
+    for (void* op : ops) table.push_back(dev(op));
+    // The array constants inside a fusion are not the arena's values: copied for the launch.
+    std::vector<cuda::DeviceBuffer> constant_buffers;
+    for (const Literal* c : **constants) {
+      absl::StatusOr<cuda::DeviceBuffer> b = cuda::DeviceBuffer::Make(ctx, ByteSize(*c));
+      if (!b.ok()) return b.status();
+      if (absl::Status st = ctx->CopyToDevice(b->ptr(), c->data().data(), ByteSize(*c)); !st.ok()) {
+        return st;
+      }
+      table.push_back(b->ptr());
+      constant_buffers.push_back(std::move(*b));
+    }
+    for (void* o : outs) table.push_back(dev(o));
+    return Launch(k, table);
+  };
+  return code;
+}
 
 CudaExecutable::CudaExecutable() : impl_(std::make_unique<Impl>()) {}
 CudaExecutable::~CudaExecutable() {
@@ -288,6 +423,8 @@ const std::vector<std::string>& CudaExecutable::ptx_programs() const { return im
 const std::vector<std::pair<std::string, std::string>>& CudaExecutable::not_compiled() const {
   return impl_->not_compiled;
 }
+bool CudaExecutable::RunsInArena() const { return impl_->arena != nullptr; }
+
 CudaRunStats CudaExecutable::run_stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->run_stats;
@@ -444,6 +581,26 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
     }
     impl.stats.load_seconds = Since(load_start);
   }
+  if (!options.run_hlo_passes) {
+    impl.stats.arena_refused = "the module was not compiled by the gpu pipeline (its copies may "
+                               "not make buffer sharing safe)";
+  } else if (!options.arena) {
+    impl.stats.arena_refused = "switched off";
+  } else if (impl.context == nullptr) {
+    impl.stats.arena_refused = "compiled without a device";
+  } else {
+    cpu::ArenaPlanOptions ao;
+    ao.inputs_in_block = true;
+    absl::StatusOr<std::unique_ptr<cpu::ArenaProgram>> arena =
+        cpu::ArenaProgram::Plan(*impl.module, ao);
+    if (arena.ok()) {
+      impl.arena = *std::move(arena);
+      const cpu::ArenaStats& as = impl.arena->stats();
+      impl.stats.arena_bytes = as.temp_bytes + as.output_bytes + as.private_bytes;
+    } else {
+      impl.stats.arena_refused = std::string(arena.status().message());
+    }
+  }
   impl.stats.total_seconds = Since(start);
   return exe;
 }
@@ -460,6 +617,10 @@ std::string CudaExecutable::Summary() const {
                 "compiled for %s in %.2f s (passes %.2f s, LLVM %.2f s, driver load %.2f s)",
                 s.arch.c_str(), s.total_seconds, s.pass_seconds, s.codegen_seconds,
                 s.load_seconds);
+  const std::string runtime =
+      s.arena_refused.empty()
+          ? StrCat("runs in a ", HumanReadableNumBytes(s.arena_bytes), " arena of managed memory")
+          : StrCat("runs on the driver (", s.arena_refused, ")");
   return StrCat(s.kernels, " kernel", s.kernels == 1 ? "" : "s",
                 s.cooperative_kernels + s.tiled_transposes > 0
                     ? StrCat(" (",
@@ -476,7 +637,7 @@ std::string CudaExecutable::Summary() const {
                 "; ", s.library_calls,
                 " cuBLAS call", s.library_calls == 1 ? "" : "s", "; ", s.interpreted,
                 " instruction", s.interpreted == 1 ? "" : "s", " on the interpreter",
-                by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", secs);
+                by.empty() ? std::string() : StrCat(" (", by, ")"), "; ", runtime, "; ", secs);
 }
 
 std::function<std::optional<absl::StatusOr<Literal>>(const Instruction&,
@@ -532,21 +693,15 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
           p.has_c ? upload(*ops[2]) : cuda::DeviceBuffer::Make(ctx, ByteSize(d));
       if (!c.ok()) return fail(c.status());
       impl->run_stats.copy_seconds += Since(t0);
-      // Row-major C[M,N] = A[M,K] B[K,N] is column-major C^T = B^T A^T: cuBLAS's m = N, n = M.
-      absl::StatusOr<float> ms = ctx->TimeMs([&] {
-        return impl->blas->Gemm(p.type, p.rhs_nk, p.lhs_km, p.n, p.m, p.k, p.alpha, b->ptr(),
-                                p.rhs_nk ? p.k : p.n, p.k * p.n, a->ptr(), p.lhs_km ? p.m : p.k,
-                                p.m * p.k, p.beta, c->ptr(), p.n, p.m * p.n, p.batch);
-      });
-      if (!ms.ok()) return fail(ms.status());
+      if (absl::Status st = impl->Gemm(p, a->ptr(), b->ptr(), c->ptr()); !st.ok()) {
+        return fail(st);
+      }
       auto t1 = std::chrono::steady_clock::now();
       if (absl::Status st = ctx->CopyToHost(d.mutable_data()->data(), c->ptr(), ByteSize(d));
           !st.ok()) {
         return fail(st);
       }
       impl->run_stats.copy_seconds += Since(t1);
-      impl->run_stats.gemm_ms += *ms;
-      ++impl->run_stats.gemm_calls;
       return Result(absl::StatusOr<Literal>(std::move(result)));
     }
     auto it = impl->kernels.find(&instr);
@@ -555,7 +710,6 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
       return std::nullopt;
     }
     const codegen::GpuKernelInfo& k = it->second.info;
-    cuda::Module* gpu_module = impl->gpu_modules[it->second.program].get();
     std::vector<const Literal*> inputs;
     for (const Literal* op : ops) {
       if (!op->shape().IsArray()) return std::nullopt;
@@ -587,34 +741,8 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
       table.push_back(b->ptr());
       buffers.push_back(std::move(*b));
     }
-    absl::StatusOr<cuda::DeviceBuffer> table_buffer =
-        cuda::DeviceBuffer::Make(ctx, table.size() * sizeof(cuda::DevicePtr));
-    if (!table_buffer.ok()) return fail(table_buffer.status());
-    if (absl::Status st = ctx->CopyToDevice(table_buffer->ptr(), table.data(),
-                                            table.size() * sizeof(cuda::DevicePtr));
-        !st.ok()) {
-      return fail(st);
-    }
     impl->run_stats.copy_seconds += Since(t0);
-    int64_t count = k.iteration_count;
-    if (count > 0) {
-      cuda::DevicePtr table_ptr = table_buffer->ptr();
-      void* params[] = {&table_ptr, &count};
-      // One step per thread (the most loads in flight); the kernel's grid-stride loop covers
-      // what a grid of 2^31 - 1 blocks does not.
-      const int block = k.block_size;
-      const int64_t per_block = std::max<int64_t>(
-          1, int64_t{block} * std::max(1, k.elements_per_thread) /
-                 std::max(1, k.threads_per_element));
-      const int64_t max_grid = (int64_t{1} << 31) - 1;
-      const int grid =
-          static_cast<int>(std::min<int64_t>((count + per_block - 1) / per_block, max_grid));
-      absl::StatusOr<float> ms = ctx->TimeMs(
-          [&] { return gpu_module->Launch(k.kernel_name, grid, block, params); });
-      if (!ms.ok()) return fail(ms.status());
-      impl->run_stats.kernel_ms += *ms;
-      ++impl->run_stats.kernel_launches;
-    }
+    if (absl::Status st = impl->Launch(it->second, table); !st.ok()) return fail(st);
     auto t1 = std::chrono::steady_clock::now();
     for (size_t o = 0; o < outs.size(); ++o) {
       if (absl::Status st = ctx->CopyToHost(outs[o]->mutable_data()->data(),
@@ -631,6 +759,10 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
 absl::StatusOr<Literal> CudaExecutable::Run(const std::vector<Literal>& arguments,
                                             EvaluatorOptions options) const {
   options.compiled = Hook(options.elided_constant, options.constant_cache);
+  if (impl_->arena != nullptr) {
+    const cpu::ArenaCode code = impl_->ArenaCode(options.elided_constant, options.constant_cache);
+    return impl_->arena->Run(arguments, options, code);
+  }
   return EvaluateModule(*impl_->module, arguments, options);
 }
 

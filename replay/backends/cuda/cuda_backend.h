@@ -92,6 +92,13 @@ struct CudaCompileOptions {
   // host's), and math functions are the C library's, not libdevice's. `hlowb replay
   // --platform=cuda --cuda_emulate`.
   bool emulate = false;
+  // Run in the arena runtime (replay/backends/cpu/cpu_arena.h) over one block of managed memory
+  // where buffer assignment places every value: arguments and constants are copied in once,
+  // kernels and cuBLAS work on pointers into it, and values stay on the device between them.
+  // false, or a module the arena cannot run (compiled as given, asynchronous pairs), runs on
+  // the evaluator's driver, copying each kernel's operands to the device and its results back;
+  // the summary says which. `--cuda_arena=false`.
+  bool arena = true;
   const CancelToken* cancel = nullptr;
 };
 
@@ -110,6 +117,8 @@ struct CudaCompileStats {
   std::map<std::string, int64_t> interpreted_by_opcode;
   std::string arch;
   std::vector<std::string> dump_files;
+  int64_t arena_bytes = 0;     // the arena's block (temp, outputs, copies of the inputs)
+  std::string arena_refused;   // why the module runs on the driver instead; empty in the arena
 };
 
 struct CudaRunStats {
@@ -145,6 +154,8 @@ class CudaExecutable {
        ConstantCache* constant_cache = nullptr) const;
   // Statistics of the runs so far (summed).
   CudaRunStats run_stats() const;
+  // Whether runs go through the arena runtime (CudaCompileOptions::arena).
+  bool RunsInArena() const;
 
  private:
   CudaExecutable();

@@ -47,6 +47,7 @@ struct DriverApi {
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*cuMemAllocManaged)(CUdeviceptr*, size_t, unsigned) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
@@ -108,6 +109,7 @@ const Loaded& Load() {
     bind(a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     bind(a.cuCtxSetCurrent, "cuCtxSetCurrent");
     bind(a.cuMemAlloc, "cuMemAlloc_v2");
+    bind(a.cuMemAllocManaged, "cuMemAllocManaged");
     bind(a.cuMemFree, "cuMemFree_v2");
     bind(a.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     bind(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
@@ -230,6 +232,19 @@ absl::StatusOr<DevicePtr> Context::Alloc(size_t bytes) {
   if (r != 0) {
     return absl::ResourceExhaustedError(
         StrCat("cuMemAlloc of ", bytes, " bytes failed: ", ErrorText(Load().api, r)));
+  }
+  return static_cast<DevicePtr>(p);
+}
+
+absl::StatusOr<DevicePtr> Context::AllocManaged(size_t bytes) {
+  if (emulated_) return Alloc(bytes);
+  MakeCurrent();
+  CUdeviceptr p = 0;
+  constexpr unsigned kAttachGlobal = 1;  // CU_MEM_ATTACH_GLOBAL
+  CUresult r = Load().api.cuMemAllocManaged(&p, bytes == 0 ? 1 : bytes, kAttachGlobal);
+  if (r != 0) {
+    return absl::ResourceExhaustedError(
+        StrCat("cuMemAllocManaged of ", bytes, " bytes failed: ", ErrorText(Load().api, r)));
   }
   return static_cast<DevicePtr>(p);
 }

@@ -56,6 +56,9 @@ class Context {
   const DeviceInfo& info() const { return info_; }
 
   absl::StatusOr<DevicePtr> Alloc(size_t bytes);  // 0 bytes: a 1-byte allocation
+  // Managed memory (cuMemAllocManaged): one address for the host and the device, pages moving
+  // to whichever touches them. Freed with Free.
+  absl::StatusOr<DevicePtr> AllocManaged(size_t bytes);
   void Free(DevicePtr ptr);
   absl::Status CopyToDevice(DevicePtr dst, const void* src, size_t bytes);
   absl::Status CopyToHost(void* dst, DevicePtr src, size_t bytes);

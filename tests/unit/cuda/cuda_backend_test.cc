@@ -210,7 +210,7 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
     return Pattern(instr.shape(), 1);
   };
   int agreed = 0, total = 0, slow = 0;
-  int64_t kernels = 0, cooperative = 0, tiled = 0, gemms = 0, interpreted = 0;
+  int64_t kernels = 0, cooperative = 0, tiled = 0, gemms = 0, interpreted = 0, in_arena = 0;
   double kernel_ms = 0;
   testing::ForEachVerifiedModule(files, [&](const std::string& label, const Module& module) {
     std::vector<Literal> args = PatternArgs(module);
@@ -232,6 +232,7 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
     EXPECT_TRUE(d.empty()) << label << ": " << d << "\n  " << (*exe)->Summary();
     if (d.empty()) ++agreed;
     kernels += (*exe)->stats().kernels;
+    in_arena += (*exe)->RunsInArena() ? 1 : 0;
     cooperative += (*exe)->stats().cooperative_kernels;
     tiled += (*exe)->stats().tiled_transposes;
     gemms += (*exe)->stats().library_calls;
@@ -241,10 +242,109 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
   std::cout << "cuda corpus: " << agreed << " of " << total << " modules agree with the "
             << "interpreter" << (testing::CudaOnEmulator() ? " on the GPU emulator" : "") << "; "
             << kernels << " kernels (" << cooperative << " reducing by warps or blocks, " << tiled
-            << " tiled transposes), " << gemms << " cuBLAS dots, "
+            << " tiled transposes), " << gemms << " cuBLAS dots, " << in_arena
+            << " modules in the arena, "
             << interpreted << " instructions on the interpreter; kernels ran " << kernel_ms
             << " ms; " << slow << " modules over 5 s on the interpreter left out\n";
   EXPECT_GT(total, 50);
+  EXPECT_GT(in_arena * 4, total * 3) << "fewer than three quarters of the modules ran in the arena";
+}
+
+// The arena: a loop whose state stays in managed memory, a cuBLAS dot, fusions, a sort on the
+// interpreter and an output aliased with a parameter, run over one block; the same numbers as
+// the driver's run (bit for bit) and the interpreter's, and the arguments untouched.
+TEST(CudaBackend, TheArenaRunsLoopsKernelsLibraryCallsAndTheInterpreterOverOneBlock) {
+  auto m = Parse(R"(
+HloModule m, input_output_alias={ {1}: (1, {}, may-alias) }
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+cond {
+  s = (s32[], f32[64,64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[64,64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[64,64] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  half = f32[] constant(0.5)
+  halves = f32[64,64] broadcast(half), dimensions={}
+  small = f32[] constant(0.02)
+  smalls = f32[64,64] broadcast(small), dimensions={}
+  tx = f32[64,64] tanh(x)
+  a = f32[64,64] multiply(tx, smalls)
+  xh = f32[64,64] multiply(x, halves)
+  b = f32[64,64] tanh(xh)
+  d = f32[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (s32[], f32[64,64]) tuple(j, d)
+}
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  y = f32[300] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[64,64]) tuple(zero, x)
+  w = (s32[], f32[64,64]) while(init), condition=cond, body=body
+  out = f32[64,64] get-tuple-element(w), index=1
+  th = f32[64,64] tanh(out)
+  z = f32[] constant(0)
+  rows = f32[64] reduce(th, z), dimensions={1}, to_apply=add
+  sorted = f32[300] sort(y), dimensions={0}, to_apply=cmp
+  neg = f32[300] negate(sorted)
+  ROOT t = (f32[64], f32[300]) tuple(rows, neg)
+})");
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args = PatternArgs(*m);
+  std::vector<Literal> before;
+  for (const Literal& a : args) before.push_back(a);
+  auto want = EvaluateModule(*m, args, EvaluatorOptions{});
+  ASSERT_TRUE(want.ok()) << want.status();
+  CudaCompileOptions o = testing::CudaTestOptions();
+  auto arena = CudaExecutable::Compile(*m, o);
+  ASSERT_TRUE(arena.ok()) << arena.status();
+  EXPECT_TRUE((*arena)->RunsInArena()) << (*arena)->Summary();
+  EXPECT_NE((*arena)->Summary().find("arena of managed memory"), std::string::npos)
+      << (*arena)->Summary();
+  o.arena = false;
+  auto driver = CudaExecutable::Compile(*m, o);
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  EXPECT_FALSE((*driver)->RunsInArena());
+  EXPECT_NE((*driver)->Summary().find("runs on the driver (switched off)"), std::string::npos)
+      << (*driver)->Summary();
+  auto a = (*arena)->Run(args, EvaluatorOptions{});
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto d = (*driver)->Run(args, EvaluatorOptions{});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(Disagreement(*want, *a, "arena", testing::CudaElementTolerance), "");
+  EXPECT_EQ(Disagreement(*d, *a, "arena against driver",
+                         [](PrimitiveType) { return CpuTolerance{0, 0}; }),
+            "");
+  EXPECT_GT((*arena)->run_stats().gemm_calls, 0) << (*arena)->Summary();
+  EXPECT_GT((*arena)->run_stats().kernel_launches, 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    EXPECT_EQ(Disagreement(before[i], args[i], "argument " + std::to_string(i),
+                           [](PrimitiveType) { return CpuTolerance{0, 0}; }),
+              "");
+  }
+  // XLA's optimized modules (compiled as given) run on the driver, which says why.
+  o.arena = true;
+  o.run_hlo_passes = false;
+  auto given = CudaExecutable::Compile(*m, o);
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_FALSE((*given)->RunsInArena());
+  EXPECT_NE((*given)->Summary().find("runs on the driver (the module was not compiled"),
+            std::string::npos)
+      << (*given)->Summary();
 }
 
 // XLA's optimized GPU modules as they are (is_scheduled, fusions with XLA's boundaries, cuBLAS
