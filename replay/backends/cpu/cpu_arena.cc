@@ -415,6 +415,9 @@ class ArenaRun {
         Register(bases_[a], static_cast<int64_t>(source_bytes));
       }
     }
+    if (code_.prepared && block_ != nullptr) {
+      return code_.prepared(block_, static_cast<size_t>(impl_.block_bytes));
+    }
     return absl::OkStatus();
   }
 

@@ -61,6 +61,9 @@ struct ArenaCode {
   // they return.
   std::function<void*(size_t bytes)> allocate;
   std::function<void(void* block, size_t bytes)> release;
+  // Called once the block holds the run's inputs, before anything runs (a device moves it to
+  // its memory here).
+  std::function<absl::Status(void* block, size_t bytes)> prepared;
 };
 
 struct ArenaPlanOptions {

@@ -347,6 +347,9 @@ cpu::ArenaCode CudaExecutable::Impl::ArenaCode(
     return p.ok() ? reinterpret_cast<void*>(*p) : nullptr;
   };
   code.release = [ctx](void* p, size_t) { ctx->Free(reinterpret_cast<cuda::DevicePtr>(p)); };
+  code.prepared = [ctx](void* p, size_t bytes) {
+    return ctx->PrefetchToDevice(reinterpret_cast<cuda::DevicePtr>(p), bytes);
+  };
   auto own_cache = std::make_shared<ConstantCache>();
   if (constant_cache == nullptr) constant_cache = own_cache.get();
   code.kernel = [this, ctx, elided, constant_cache, own_cache](

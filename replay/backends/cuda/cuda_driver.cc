@@ -25,6 +25,10 @@ using CUfunction = void*;
 using CUevent = void*;
 using CUstream = void*;
 using CUdeviceptr = unsigned long long;  // NOLINT
+struct CUmemLocation {
+  int type;  // CU_MEM_LOCATION_TYPE_DEVICE = 1
+  int id;
+};
 
 constexpr int kAttrMultiprocessorCount = 16;
 constexpr int kAttrComputeCapabilityMajor = 75;
@@ -48,6 +52,10 @@ struct DriverApi {
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemAllocManaged)(CUdeviceptr*, size_t, unsigned) = nullptr;
+  // Optional (CUDA 12.2 and later); without it managed memory moves on first touch.
+  CUresult (*cuMemPrefetchAsync_v2)(CUdeviceptr, size_t, CUmemLocation, unsigned,
+                                    CUstream) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
@@ -126,11 +134,14 @@ const Loaded& Load() {
     bind(a.cuEventDestroy, "cuEventDestroy_v2");
     bind(a.cuGetErrorName, "cuGetErrorName");
     bind(a.cuGetErrorString, "cuGetErrorString");
+    bind(a.cuCtxSynchronize, "cuCtxSynchronize");
     if (!missing.empty()) {
       l->status = absl::FailedPreconditionError(
           StrCat("the CUDA driver (libcuda.so.1) lacks ", missing, "; it is too old"));
       return l;
     }
+    a.cuMemPrefetchAsync_v2 = reinterpret_cast<decltype(a.cuMemPrefetchAsync_v2)>(
+        dlsym(a.library, "cuMemPrefetchAsync_v2"));
     if (CUresult r = a.cuInit(0); r != 0) {
       l->status = absl::FailedPreconditionError(StrCat("cuInit failed: ", ErrorText(a, r)));
       return l;
@@ -247,6 +258,21 @@ absl::StatusOr<DevicePtr> Context::AllocManaged(size_t bytes) {
         StrCat("cuMemAllocManaged of ", bytes, " bytes failed: ", ErrorText(Load().api, r)));
   }
   return static_cast<DevicePtr>(p);
+}
+
+absl::Status Context::PrefetchToDevice(DevicePtr ptr, size_t bytes) {
+  if (emulated_ || bytes == 0 || Load().api.cuMemPrefetchAsync_v2 == nullptr) {
+    return absl::OkStatus();
+  }
+  MakeCurrent();
+  const DriverApi& a = Load().api;
+  if (absl::Status st = Check(a.cuMemPrefetchAsync_v2(ptr, bytes, CUmemLocation{1, ordinal_}, 0,
+                                                     nullptr),
+                              "cuMemPrefetchAsync");
+      !st.ok()) {
+    return st;
+  }
+  return Check(a.cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
 void Context::Free(DevicePtr ptr) {

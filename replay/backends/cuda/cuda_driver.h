@@ -59,6 +59,9 @@ class Context {
   // Managed memory (cuMemAllocManaged): one address for the host and the device, pages moving
   // to whichever touches them. Freed with Free.
   absl::StatusOr<DevicePtr> AllocManaged(size_t bytes);
+  // Moves managed memory to this device before kernels touch it, and waits (nothing where the
+  // driver has no cuMemPrefetchAsync_v2, or on the emulator).
+  absl::Status PrefetchToDevice(DevicePtr ptr, size_t bytes);
   void Free(DevicePtr ptr);
   absl::Status CopyToDevice(DevicePtr dst, const void* src, size_t bytes);
   absl::Status CopyToHost(void* dst, DevicePtr src, size_t bytes);
