@@ -224,13 +224,12 @@ absl::StatusOr<ReplayReport> ReplaySession::Run(const CancelToken* cancel,
                           ConstantCache* cache) {
       return exe->Visit([&](const auto& e) { return e.Hook(std::move(elided), cache); });
     };
-    if (exe->cpu != nullptr) {
-      const CpuExecutable* cpu = exe->cpu.get();
-      // Each device runs in its own arena (collectives meet in the rendezvous as on the driver).
-      run.run = [cpu](const std::vector<Literal>& args, const EvaluatorOptions& eo) {
-        return cpu->Run(args, eo);
-      };
-    }
+    // Each device runs through its platform's runtime (its own arena on cpu and cuda; on cuda
+    // every device's block on the one GPU), collectives meeting in the rendezvous as on the
+    // driver.
+    run.run = [exe](const std::vector<Literal>& args, const EvaluatorOptions& eo) {
+      return exe->Visit([&](const auto& e) { return e.Run(args, eo); });
+    };
     return run;
   };
 

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -135,6 +136,35 @@ TEST(ReplayCli, CudaPlatform) {
   EXPECT_TRUE(Contains(emulated.output, "compiled for the host's GPU emulator")) << emulated.output;
   EXPECT_TRUE(Contains(emulated.output, "comparison with reference platform interpreter: OK"))
       << emulated.output;
+  // Several devices on the one (emulated) GPU: each in its own arena, an all-reduce across
+  // them, the replica id per device.
+  const std::string path = TempPath("replicas.hlo");
+  {
+    std::ofstream out(path);
+    out << R"(HloModule replicas
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[1000] parameter(0)
+  id = u32[] replica-id()
+  f = f32[] convert(id)
+  fb = f32[1000] broadcast(f), dimensions={}
+  y = f32[1000] multiply(x, fb)
+  e = f32[1000] exponential(y)
+  ROOT r = f32[1000] all-reduce(e), replica_groups={}, to_apply=add
+}
+)";
+  }
+  Result replicas = Replay(path + " --platform=cuda --cuda_emulate --num_replicas=2 "
+                                  "--reference_platform=interpreter");
+  std::filesystem::remove(path);
+  EXPECT_EQ(replicas.code, 0) << replicas.output;
+  EXPECT_TRUE(Contains(replicas.output, "runs in a")) << replicas.output;
+  EXPECT_TRUE(Contains(replicas.output, "device 1 (replica 1, partition 0)")) << replicas.output;
+  EXPECT_FALSE(Contains(replicas.output, "FAILED")) << replicas.output;
 }
 
 TEST(ReplayCli, UsageErrors) {
