@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/analysis/verifier.h"
@@ -15,6 +16,7 @@
 #include "core/passes/pipelines.h"
 #include "core/support/json_reader.h"
 #include "core/support/strings.h"
+#include "core/text/parser.h"
 #include "core/analysis/cost_model.h"
 #include "core/passes/buffer_assignment.h"
 #include "replay/backends/cpu/cpu_arena.h"
@@ -46,6 +48,17 @@ struct GemmPlan {
   double alpha = 1, beta = 0;
   bool has_c = false;
   bool tuple_result = false;
+  // cuBLASLt epilogues, run as a kernel after the GEMM (EpilogueModuleText): a bias operand
+  // added along the result's trailing dimensions, then an activation; with `aux`, the value
+  // before the activation is the result's second element.
+  enum class Activation { kNone, kRelu, kGelu };
+  int bias_operand = -1;
+  int bias_trailing_dims = 0;  // the result's trailing dimensions the bias spans
+  Activation activation = Activation::kNone;
+  bool aux = false;
+  const Instruction* epilogue = nullptr;  // the epilogue kernel's fusion (set at compile time)
+  bool has_epilogue() const { return bias_operand >= 0 || activation != Activation::kNone; }
+  size_t operand_count() const { return 2 + (has_c ? 1 : 0) + (bias_operand >= 0 ? 1 : 0); }
 };
 
 bool Consecutive(const std::vector<int64_t>& dims, int64_t first) {
@@ -162,13 +175,31 @@ std::optional<GemmPlan> PlanCublasCall(const Instruction& instr, std::string* wh
       *field = std::move(*ints);
     }
   }
+  // GemmBackendConfig's epilogues, by name or number.
+  bool bias = false, aux = false;
+  GemmPlan::Activation activation = GemmPlan::Activation::kNone;
   if (const JsonValue* e = cfg.Find("epilogue")) {
+    static const char* const kByNumber[] = {"DEFAULT", "BIAS",     "RELU",      "BIAS_RELU",
+                                            "GELU",    "GELU_AUX", "BIAS_GELU", "BIAS_GELU_AUX"};
     std::optional<std::string> name = e->AsText();
-    std::optional<int64_t> number = e->AsInt();
-    if (!((name && *name == "DEFAULT") || (number && *number == 0))) {
-      *why = "cuBLAS epilogues (bias, activations) run on the host";
+    if (std::optional<int64_t> number = e->AsInt(); number && *number >= 0 && *number < 8) {
+      name = kByNumber[*number];
+    }
+    static const std::map<std::string, std::tuple<bool, GemmPlan::Activation, bool>> kKnown = {
+        {"DEFAULT", {false, GemmPlan::Activation::kNone, false}},
+        {"BIAS", {true, GemmPlan::Activation::kNone, false}},
+        {"RELU", {false, GemmPlan::Activation::kRelu, false}},
+        {"BIAS_RELU", {true, GemmPlan::Activation::kRelu, false}},
+        {"GELU", {false, GemmPlan::Activation::kGelu, false}},
+        {"GELU_AUX", {false, GemmPlan::Activation::kGelu, true}},
+        {"BIAS_GELU", {true, GemmPlan::Activation::kGelu, false}},
+        {"BIAS_GELU_AUX", {true, GemmPlan::Activation::kGelu, true}}};
+    auto known = name ? kKnown.find(*name) : kKnown.end();
+    if (known == kKnown.end()) {
+      *why = StrCat("epilogue ", name ? *name : std::string("(unreadable)"), " runs on the host");
       return std::nullopt;
     }
+    std::tie(bias, activation, aux) = known->second;
   }
   auto number = [&](const char* key, double fallback) {
     const JsonValue* v = cfg.Find(key);
@@ -182,10 +213,10 @@ std::optional<GemmPlan> PlanCublasCall(const Instruction& instr, std::string* wh
                          ? instr.shape().tuple_shape(0)
                          : instr.shape();
   const double beta = number("beta", 0);
-  const int expected = beta != 0 ? 3 : 2;
+  const int expected = (beta != 0 ? 3 : 2) + (bias ? 1 : 0);
   if (instr.operand_count() != expected) {
-    *why = StrCat(instr.operand_count(), " operands (scales or bias) where plain A, B",
-                  beta != 0 ? ", C" : "", " are taken");
+    *why = StrCat(instr.operand_count(), " operands (scales?) where A, B", beta != 0 ? ", C" : "",
+                  bias ? ", bias" : "", " are taken");
     return std::nullopt;
   }
   std::optional<GemmPlan> p =
@@ -206,7 +237,102 @@ std::optional<GemmPlan> PlanCublasCall(const Instruction& instr, std::string* wh
   p->beta = beta;
   p->has_c = beta != 0;
   p->tuple_result = instr.shape().IsTuple();
+  p->activation = activation;
+  p->aux = aux;
+  if (bias) {
+    p->bias_operand = expected - 1;
+    const Shape& bs = instr.operand(p->bias_operand)->shape();
+    int64_t m = 1;
+    int k = 0;
+    if (bs.IsArray() && bs.element_type() == out.element_type() && RowMajorLayout(bs)) {
+      m = bs.ElementCount();
+      int64_t trailing = 1;
+      for (k = 0; k < out.rank() && trailing < m;) trailing *= out.dimension(out.rank() - ++k);
+      if (trailing != m) k = 0;
+    }
+    if (k == 0 || m == 0) {
+      *why = "its bias does not span the result's trailing dimensions";
+      return std::nullopt;
+    }
+    p->bias_trailing_dims = k;
+  }
+  if (aux && (!p->tuple_result || instr.shape().tuple_count() < 2 ||
+              !instr.shape().tuple_shape(1).IsArray() ||
+              instr.shape().tuple_shape(1).dimensions() != out.dimensions() ||
+              !RowMajorLayout(instr.shape().tuple_shape(1)))) {
+    *why = "its AUX epilogue has no array of the result's dimensions to write";
+    return std::nullopt;
+  }
   return p;
+}
+
+// The epilogue of GEMM `instr` as an HLO module whose entry root is a loop fusion of the GEMM's
+// result D and the bias: D + bias (broadcast along the trailing dimensions), then the
+// activation (ReLU; GELU in its tanh form, as cuBLASLt), and with AUX the value before the
+// activation as a second output.
+std::string EpilogueModuleText(const Instruction& instr, const GemmPlan& p) {
+  const Shape& out = instr.shape().IsTuple() ? instr.shape().tuple_shape(0) : instr.shape();
+  const std::string t(PrimitiveTypeName(out.element_type()));
+  std::string dims;
+  for (int d = 0; d < out.rank(); ++d) StrAppend(&dims, d ? "," : "", out.dimension(d));
+  const std::string shape = StrCat(t, "[", dims, "]");
+  std::string params = StrCat("  d = ", shape, " parameter(0)\n");
+  std::string body = params;
+  std::string pre = "d";
+  if (p.bias_operand >= 0) {
+    const Shape& bs = instr.operand(p.bias_operand)->shape();
+    std::string trailing, bdims;
+    for (int d = out.rank() - p.bias_trailing_dims; d < out.rank(); ++d) {
+      StrAppend(&trailing, trailing.empty() ? "" : ",", out.dimension(d));
+      StrAppend(&bdims, bdims.empty() ? "" : ",", d);
+    }
+    std::string bsdims;
+    for (int d = 0; d < bs.rank(); ++d) StrAppend(&bsdims, d ? "," : "", bs.dimension(d));
+    const std::string bias_param = StrCat("  bias = ", t, "[", bsdims, "] parameter(1)\n");
+    params += bias_param;
+    body += bias_param;
+    StrAppend(&body, "  bias_r = ", t, "[", trailing, "] reshape(bias)\n", "  bias_b = ", shape,
+              " broadcast(bias_r), dimensions={", bdims, "}\n", "  pre = ", shape,
+              " add(d, bias_b)\n");
+    pre = "pre";
+  }
+  std::string act = pre;
+  auto scalar = [&](const std::string& name, const std::string& value) {
+    StrAppend(&body, "  ", name, "_s = ", t, "[] constant(", value, ")\n  ", name, " = ", shape,
+              " broadcast(", name, "_s), dimensions={}\n");
+  };
+  if (p.activation == GemmPlan::Activation::kRelu) {
+    scalar("zero", "0");
+    StrAppend(&body, "  act = ", shape, " maximum(", pre, ", zero)\n");
+    act = "act";
+  } else if (p.activation == GemmPlan::Activation::kGelu) {
+    // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+    scalar("half", "0.5");
+    scalar("one", "1");
+    scalar("k", "0.7978845608028654");
+    scalar("c", "0.044715");
+    StrAppend(&body, "  x2 = ", shape, " multiply(", pre, ", ", pre, ")\n", "  x3 = ", shape,
+              " multiply(x2, ", pre, ")\n", "  cx3 = ", shape, " multiply(c, x3)\n",
+              "  inner = ", shape, " add(", pre, ", cx3)\n", "  kin = ", shape,
+              " multiply(k, inner)\n", "  th = ", shape, " tanh(kin)\n", "  onep = ", shape,
+              " add(one, th)\n", "  hx = ", shape, " multiply(half, ", pre, ")\n", "  act = ",
+              shape, " multiply(hx, onep)\n");
+    act = "act";
+  }
+  std::string root_shape = shape;
+  if (p.aux) {
+    const Shape& as = instr.shape().tuple_shape(1);
+    const std::string aux_shape =
+        StrCat(PrimitiveTypeName(as.element_type()), "[", dims, "]");
+    StrAppend(&body, "  aux = ", aux_shape, " convert(", pre, ")\n", "  ROOT out = (", shape,
+              ", ", aux_shape, ") tuple(", act, ", aux)\n");
+    root_shape = StrCat("(", shape, ", ", aux_shape, ")");
+  } else {
+    StrAppend(&body, "  ROOT out = ", shape, " copy(", act, ")\n");
+  }
+  return StrCat("HloModule gemm_epilogue\n\nepilogue {\n", body, "}\n\nENTRY e {\n", params,
+                "  ROOT f = ", root_shape, " fusion(d", p.bias_operand >= 0 ? ", bias" : "",
+                "), kind=kLoop, calls=epilogue\n}\n");
 }
 
 size_t ByteSize(const Literal& l) { return l.data().size(); }
@@ -266,6 +392,8 @@ struct CudaExecutable::Impl {
   std::vector<std::shared_ptr<const codegen::GpuEmulation>> emulations;
   std::unordered_map<const Instruction*, Kernel> kernels;
   std::unordered_map<const Instruction*, GemmPlan> gemms;
+  // The GEMM epilogues' kernels' modules (GemmPlan::epilogue points into them).
+  std::vector<std::unique_ptr<Module>> epilogue_modules;
   CudaCompileStats stats;
   std::vector<std::pair<std::string, std::string>> not_compiled;
   bool allow_tf32 = false;
@@ -361,11 +489,12 @@ cpu::ArenaCode CudaExecutable::Impl::ArenaCode(
     auto dev = [](void* p) { return static_cast<cuda::DevicePtr>(reinterpret_cast<uintptr_t>(p)); };
     if (auto g = gemms.find(&instr); g != gemms.end() && blas != nullptr) {
       const GemmPlan& p = g->second;
-      if (ops.size() != (p.has_c ? 3u : 2u) || outs.empty()) return std::nullopt;
+      const size_t results = p.aux ? 2 : 1;
+      if (ops.size() != p.operand_count() || outs.size() < results) return std::nullopt;
       std::lock_guard<std::mutex> lock(mu);
       if (p.tuple_result) {
         // The workspace elements come back as zeros.
-        for (size_t e = 1; e < outs.size(); ++e) {
+        for (size_t e = results; e < outs.size(); ++e) {
           const int64_t bytes = ShapeByteSize(instr.shape().tuple_shape(static_cast<int>(e)));
           if (absl::Status st = ctx->Memset(dev(outs[e]), 0, static_cast<size_t>(bytes));
               !st.ok()) {
@@ -373,15 +502,31 @@ cpu::ArenaCode CudaExecutable::Impl::ArenaCode(
           }
         }
       }
-      if (p.has_c && outs[0] != ops[2]) {
+      // With an epilogue the GEMM writes a temporary that the epilogue's kernel reads.
+      cuda::DeviceBuffer temp;
+      cuda::DevicePtr d = dev(outs[0]);
+      if (p.has_epilogue()) {
+        const Shape& ds =
+            instr.shape().IsTuple() ? instr.shape().tuple_shape(0) : instr.shape();
+        absl::StatusOr<cuda::DeviceBuffer> t =
+            cuda::DeviceBuffer::Make(ctx, static_cast<size_t>(ShapeByteSize(ds)));
+        if (!t.ok()) return t.status();
+        temp = std::move(*t);
+        d = temp.ptr();
+      }
+      if (p.has_c && d != dev(ops[2])) {
         const int64_t bytes = ShapeByteSize(instr.operand(2)->shape());
-        if (absl::Status st =
-                ctx->CopyDeviceToDevice(dev(outs[0]), dev(ops[2]), static_cast<size_t>(bytes));
+        if (absl::Status st = ctx->CopyDeviceToDevice(d, dev(ops[2]), static_cast<size_t>(bytes));
             !st.ok()) {
           return st;
         }
       }
-      return Gemm(p, dev(ops[0]), dev(ops[1]), dev(outs[0]));
+      if (absl::Status st = Gemm(p, dev(ops[0]), dev(ops[1]), d); !st.ok()) return st;
+      if (!p.has_epilogue()) return absl::OkStatus();
+      std::vector<cuda::DevicePtr> table{d};
+      if (p.bias_operand >= 0) table.push_back(dev(ops[p.bias_operand]));
+      for (size_t e = 0; e < results; ++e) table.push_back(dev(outs[e]));
+      return Launch(kernels.at(p.epilogue), table);
     }
     auto it = kernels.find(&instr);
     if (it == kernels.end() || it->second.program >= static_cast<int>(gpu_modules.size()) ||
@@ -466,10 +611,50 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
       po.dump_prefix = dumper.file_prefix();
     }
   }
+  // cuBLAS: f32 and f64 dots and XLA's cuBLAS custom calls; the rest of them on the host.
+  for (const auto& c : impl.module->computations()) {
+    for (const Instruction* h : c->instructions()) {
+      std::string why;
+      std::optional<GemmPlan> plan =
+          h->opcode() == Opcode::kDot ? PlanDot(*h) : PlanCublasCall(*h, &why);
+      if (plan) {
+        if (plan->has_epilogue()) {
+          // The epilogue's kernel is compiled with the module's (see below).
+          absl::StatusOr<std::unique_ptr<Module>> em =
+              ParseModule(EpilogueModuleText(*h, *plan));
+          if (!em.ok()) {
+            return absl::InternalError(StrCat("the epilogue of %", h->name(),
+                                              " does not parse: ", em.status().message()));
+          }
+          plan->epilogue = (*em)->entry()->root();
+          impl.epilogue_modules.push_back(*std::move(em));
+        }
+        impl.gemms.emplace(h, *plan);
+        ++impl.stats.library_calls;
+        continue;
+      }
+      if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution ||
+          h->opcode() == Opcode::kCustomCall) {
+        ++impl.stats.interpreted;
+        ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
+        impl.not_compiled.emplace_back(
+            h->name(), h->opcode() == Opcode::kDot
+                           ? "cuBLAS takes f32 and f64 dots with leading batch dimensions and "
+                             "row-major operands"
+                           : h->opcode() == Opcode::kConvolution
+                                 ? "convolutions are not compiled for cuda yet"
+                                 : StrCat("custom call ", h->attrs_or_default().custom_call_target, " runs on the host",
+                                          why.empty() ? std::string() : StrCat(": ", why)));
+      }
+    }
+  }
   auto cg_start = std::chrono::steady_clock::now();
   // Fusions the generator refuses are compiled instruction by instruction from their fused
   // computation (the driver then walks it), as on the cpu platform: a second PTX program.
   std::vector<const Instruction*> candidates = KernelCandidates(*impl.module);
+  for (const auto& [h, plan] : impl.gemms) {
+    if (plan.epilogue != nullptr) candidates.push_back(plan.epilogue);
+  }
   std::vector<codegen::RefusedInstruction> refused;
   for (int round = 0; round < 2 && !candidates.empty(); ++round) {
     if (round == 1) po.dump_prefix += ".unfused";
@@ -505,30 +690,17 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
     }
   }
   impl.stats.codegen_seconds = Since(cg_start);
-  for (const auto& c : impl.module->computations()) {
-    for (const Instruction* h : c->instructions()) {
-      std::string why;
-      std::optional<GemmPlan> plan =
-          h->opcode() == Opcode::kDot ? PlanDot(*h) : PlanCublasCall(*h, &why);
-      if (plan) {
-        impl.gemms.emplace(h, *plan);
-        ++impl.stats.library_calls;
-        continue;
-      }
-      if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution ||
-          h->opcode() == Opcode::kCustomCall) {
-        ++impl.stats.interpreted;
-        ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
-        impl.not_compiled.emplace_back(
-            h->name(), h->opcode() == Opcode::kDot
-                           ? "cuBLAS takes f32 and f64 dots with leading batch dimensions and "
-                             "row-major operands"
-                           : h->opcode() == Opcode::kConvolution
-                                 ? "convolutions are not compiled for cuda yet"
-                                 : StrCat("custom call ", h->attrs_or_default().custom_call_target, " runs on the host",
-                                          why.empty() ? std::string() : StrCat(": ", why)));
-      }
+  // A GEMM whose epilogue kernel was refused runs on the host.
+  for (auto it = impl.gemms.begin(); it != impl.gemms.end();) {
+    if (it->second.epilogue == nullptr || impl.kernels.count(it->second.epilogue) > 0) {
+      ++it;
+      continue;
     }
+    --impl.stats.library_calls;
+    ++impl.stats.interpreted;
+    ++impl.stats.interpreted_by_opcode["custom-call"];
+    impl.not_compiled.emplace_back(it->first->name(), "its epilogue's kernel was not compiled");
+    it = impl.gemms.erase(it);
   }
   for (const codegen::RefusedInstruction& r : refused) {
     if (r.instruction->opcode() == Opcode::kFusion) continue;  // counted through its body
@@ -670,7 +842,7 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
     // cuBLAS dots and XLA's cuBLAS custom calls.
     if (auto g = impl->gemms.find(&instr); g != impl->gemms.end() && impl->blas != nullptr) {
       const GemmPlan& p = g->second;
-      if (ops.size() != (p.has_c ? 3u : 2u)) return std::nullopt;
+      if (ops.size() != p.operand_count()) return std::nullopt;
       for (const Literal* op : ops) {
         if (!op->shape().IsArray()) return std::nullopt;
       }
@@ -699,10 +871,38 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
       if (absl::Status st = impl->Gemm(p, a->ptr(), b->ptr(), c->ptr()); !st.ok()) {
         return fail(st);
       }
+      // The epilogue's kernel reads the GEMM's result (and the bias) and writes D (and AUX).
+      std::vector<std::pair<Literal*, cuda::DeviceBuffer>> results;
+      if (p.has_epilogue()) {
+        std::vector<cuda::DevicePtr> table{c->ptr()};
+        absl::StatusOr<cuda::DeviceBuffer> bias =
+            p.bias_operand >= 0 ? upload(*ops[p.bias_operand]) : cuda::DeviceBuffer();
+        if (!bias.ok()) return fail(bias.status());
+        if (p.bias_operand >= 0) table.push_back(bias->ptr());
+        for (int e = 0; e < (p.aux ? 2 : 1); ++e) {
+          Literal* out = p.tuple_result ? &(*result.mutable_tuple_elements())[e] : &result;
+          absl::StatusOr<cuda::DeviceBuffer> o = cuda::DeviceBuffer::Make(ctx, ByteSize(*out));
+          if (!o.ok()) return fail(o.status());
+          table.push_back(o->ptr());
+          results.emplace_back(out, std::move(*o));
+        }
+        if (absl::Status st = impl->Launch(impl->kernels.at(p.epilogue), table); !st.ok()) {
+          return fail(st);
+        }
+      }
       auto t1 = std::chrono::steady_clock::now();
-      if (absl::Status st = ctx->CopyToHost(d.mutable_data()->data(), c->ptr(), ByteSize(d));
-          !st.ok()) {
-        return fail(st);
+      if (results.empty()) {
+        if (absl::Status st = ctx->CopyToHost(d.mutable_data()->data(), c->ptr(), ByteSize(d));
+            !st.ok()) {
+          return fail(st);
+        }
+      }
+      for (auto& [out, buffer] : results) {
+        if (absl::Status st =
+                ctx->CopyToHost(out->mutable_data()->data(), buffer.ptr(), ByteSize(*out));
+            !st.ok()) {
+          return fail(st);
+        }
       }
       impl->run_stats.copy_seconds += Since(t1);
       return Result(absl::StatusOr<Literal>(std::move(result)));

@@ -9,10 +9,11 @@
 //  - XLA's optimized GPU HLO as it is (`run_hlo_passes = false`, `hlowb replay
 //    --run_test_hlo_passes=false`; an is_scheduled module from a
 //    `*gpu_after_optimizations*` dump): each fusion becomes one kernel from its fused
-//    computation, so the kernel boundaries are XLA's own, and the `__cublas$gemm` custom calls
-//    run in cuBLAS with their backend_config (alpha, beta, dot dimensions).
-// f32 and f64 dots, and cuBLAS custom calls of those types without an epilogue, are cuBLAS
-// GEMMs; what neither the generator nor cuBLAS takes (sort, scatter, rng, fft, other custom
+//    computation, so the kernel boundaries are XLA's own, and the `__cublas$gemm` and
+//    `__cublas$lt$matmul` custom calls run in cuBLAS with their backend_config (alpha, beta,
+//    dot dimensions), their epilogues (BIAS, RELU, GELU and their combinations, AUX) as one
+//    kernel after the GEMM.
+// f32 and f64 dots, and cuBLAS custom calls of those types, are cuBLAS GEMMs; what neither the generator nor cuBLAS takes (sort, scatter, rng, fft, other custom
 // calls, collectives, control flow, the narrow-float forms the generator refuses) is computed by
 // the interpreter for that instruction, so a module always runs and never gives an answer the
 // interpreter would not. The summary says what was not compiled and why.

@@ -347,6 +347,70 @@ ENTRY e {
       << (*given)->Summary();
 }
 
+// XLA's cuBLASLt calls with epilogues: the GEMM in cuBLAS, then one kernel adding the bias along
+// the trailing dimensions and applying ReLU or GELU (writing the value before the activation
+// as AUX), against the interpreter's cuBLAS semantics; on the driver (as given) and in the
+// arena (through the gpu pipeline), with the epilogue by name and by number, and with C.
+TEST(CudaBackend, CublasEpiloguesRunAsAGemmAndOneKernel) {
+  EvaluatorOptions eo;
+  eo.custom_call = CustomCallDispatcher::Create(BuiltinCustomCallRegistry(), {})->AsFunction();
+  const std::string dims =
+      R"(\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],)"
+      R"(\"rhs_contracting_dimensions\":[\"0\"],\"lhs_batch_dimensions\":[],)"
+      R"(\"rhs_batch_dimensions\":[]})";
+  struct Case {
+    std::string epilogue;  // the JSON value
+    bool bias, aux, c;
+  };
+  for (const Case& k : {Case{R"(\"BIAS\")", true, false, false},
+                        Case{R"(\"RELU\")", false, false, false},
+                        Case{R"(\"BIAS_RELU\")", true, false, true},
+                        Case{R"(\"GELU\")", false, false, false},
+                        Case{"6", true, false, false},  // BIAS_GELU by number
+                        Case{R"(\"BIAS_GELU_AUX\")", true, true, false}}) {
+    std::string operands = "a, b";
+    std::string params = "  a = f32[64,40] parameter(0)\n  b = f32[40,48] parameter(1)\n";
+    if (k.c) {
+      operands += ", c";
+      params += "  c = f32[64,48] parameter(2)\n";
+    }
+    if (k.bias) {
+      operands += ", bias";
+      params += "  bias = f32[48] parameter(" + std::to_string(k.c ? 3 : 2) + ")\n";
+    }
+    const std::string result = k.aux ? "(f32[64,48], f32[64,48], s8[256])" : "(f32[64,48], s8[256])";
+    const std::string text =
+        "HloModule m\nENTRY e {\n" + params + "  cc = " + result + " custom-call(" + operands +
+        R"(), custom_call_target="__cublas$lt$matmul", backend_config="{\"gemm_backend_config\":{\"alpha_real\":0.5,\"beta\":)" +
+        (k.c ? "2" : "0") + "," + dims + R"(,\"epilogue\":)" + k.epilogue +
+        "}}\"\n  g0 = f32[64,48] get-tuple-element(cc), index=0\n" +
+        (k.aux ? "  g1 = f32[64,48] get-tuple-element(cc), index=1\n"
+                 "  ROOT t = (f32[64,48], f32[64,48]) tuple(g0, g1)\n"
+               : "  ROOT t = (f32[64,48]) tuple(g0)\n") +
+        "}\n";
+    auto m = Parse(text);
+    ASSERT_NE(m, nullptr) << text;
+    std::vector<Literal> args = PatternArgs(*m);
+    auto want = EvaluateModule(*m, args, eo);
+    ASSERT_TRUE(want.ok()) << k.epilogue << ": " << want.status();
+    for (bool passes : {false, true}) {
+      CudaCompileOptions o = testing::CudaTestOptions();
+      o.run_hlo_passes = passes;
+      auto exe = CudaExecutable::Compile(*m, o);
+      ASSERT_TRUE(exe.ok()) << exe.status();
+      EXPECT_EQ((*exe)->stats().library_calls, 1) << k.epilogue << ": " << (*exe)->Summary();
+      EXPECT_EQ((*exe)->stats().interpreted, 0) << k.epilogue << ": " << (*exe)->Summary();
+      EXPECT_EQ((*exe)->RunsInArena(), passes) << (*exe)->Summary();
+      auto got = (*exe)->Run(args, eo);
+      ASSERT_TRUE(got.ok()) << k.epilogue << ": " << got.status();
+      EXPECT_EQ(Disagreement(*want, *got, "result", testing::CudaElementTolerance), "")
+          << k.epilogue << (passes ? " (arena)" : " (driver)");
+      EXPECT_EQ((*exe)->run_stats().gemm_calls, 1) << k.epilogue;
+      EXPECT_GE((*exe)->run_stats().kernel_launches, 1) << k.epilogue;
+    }
+  }
+}
+
 // XLA's optimized GPU modules as they are (is_scheduled, fusions with XLA's boundaries, cuBLAS
 // custom calls): corpus files from XLA's GPU tests that hold `__cublas$gemm`.
 TEST(CudaBackend, XlaOptimizedGpuModulesWithCublasCallsReplayAsTheyAre) {
