@@ -73,8 +73,9 @@ std::optional<GemmPlan> PlanGemm(const Shape& ls, const Shape& rs, const Shape& 
   if (!d.lhs_ragged_dimensions.empty() || !d.rhs_group_dimensions.empty()) return std::nullopt;
   if (!ls.IsArray() || !rs.IsArray() || !os.IsArray()) return std::nullopt;
   const PrimitiveType t = os.element_type();
-  if ((t != PrimitiveType::kF32 && t != PrimitiveType::kF64) || ls.element_type() != t ||
-      rs.element_type() != t) {
+  if ((t != PrimitiveType::kF32 && t != PrimitiveType::kF64 && t != PrimitiveType::kF16 &&
+       t != PrimitiveType::kBF16) ||
+      ls.element_type() != t || rs.element_type() != t) {
     return std::nullopt;
   }
   if (!RowMajorLayout(ls) || !RowMajorLayout(rs) || !RowMajorLayout(os)) return std::nullopt;
@@ -85,7 +86,10 @@ std::optional<GemmPlan> PlanGemm(const Shape& ls, const Shape& rs, const Shape& 
     return std::nullopt;
   }
   GemmPlan p;
-  p.type = t == PrimitiveType::kF32 ? cuda::Blas::Type::kF32 : cuda::Blas::Type::kF64;
+  p.type = t == PrimitiveType::kF32   ? cuda::Blas::Type::kF32
+           : t == PrimitiveType::kF64 ? cuda::Blas::Type::kF64
+           : t == PrimitiveType::kF16 ? cuda::Blas::Type::kF16
+                                      : cuda::Blas::Type::kBF16;
   for (int64_t i = 0; i < nb; ++i) {
     const int64_t a = ls.dimension(static_cast<int>(i));
     if (a != rs.dimension(static_cast<int>(i))) return std::nullopt;
@@ -222,7 +226,7 @@ std::optional<GemmPlan> PlanCublasCall(const Instruction& instr, std::string* wh
   std::optional<GemmPlan> p =
       PlanGemm(instr.operand(0)->shape(), instr.operand(1)->shape(), out, dn);
   if (!p) {
-    *why = "cuBLAS here takes f32 and f64 GEMMs with leading batch dimensions and row-major "
+    *why = "cuBLAS here takes f32, f64, f16 and bf16 GEMMs with leading batch dimensions and row-major "
            "operands";
     return std::nullopt;
   }
@@ -611,7 +615,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
       po.dump_prefix = dumper.file_prefix();
     }
   }
-  // cuBLAS: f32 and f64 dots and XLA's cuBLAS custom calls; the rest of them on the host.
+  // cuBLAS: f32, f64, f16 and bf16 dots and XLA's cuBLAS custom calls; the rest of them on the host.
   for (const auto& c : impl.module->computations()) {
     for (const Instruction* h : c->instructions()) {
       std::string why;
@@ -639,8 +643,8 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
         ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
         impl.not_compiled.emplace_back(
             h->name(), h->opcode() == Opcode::kDot
-                           ? "cuBLAS takes f32 and f64 dots with leading batch dimensions and "
-                             "row-major operands"
+                           ? "cuBLAS takes f32, f64, f16 and bf16 dots with leading batch "
+                             "dimensions and row-major operands"
                            : h->opcode() == Opcode::kConvolution
                                  ? "convolutions are not compiled for cuda yet"
                                  : StrCat("custom call ", h->attrs_or_default().custom_call_target, " runs on the host",

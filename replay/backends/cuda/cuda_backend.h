@@ -13,8 +13,9 @@
 //    `__cublas$lt$matmul` custom calls run in cuBLAS with their backend_config (alpha, beta,
 //    dot dimensions), their epilogues (BIAS, RELU, GELU and their combinations, AUX) as one
 //    kernel after the GEMM.
-// f32 and f64 dots, and cuBLAS custom calls of those types, are cuBLAS GEMMs; what neither the generator nor cuBLAS takes (sort, scatter, rng, fft, other custom
-// calls, collectives, control flow, the narrow-float forms the generator refuses) is computed by
+// f32, f64, f16 and bf16 dots, and cuBLAS custom calls of those types, are cuBLAS GEMMs (16-bit
+// ones summing in f32); what neither the generator nor cuBLAS takes (sort, scatter, rng, fft,
+// other custom calls, collectives, the narrow-float forms the generator refuses) is computed by
 // the interpreter for that instruction, so a module always runs and never gives an answer the
 // interpreter would not. The summary says what was not compiled and why.
 //

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/ir/float_types.h"
+#include "core/ir/primitive_type.h"
 #include "core/support/strings.h"
 
 namespace hlowb::cuda {
@@ -430,6 +432,9 @@ struct Blas::Api {
   int (*dgemm_strided)(Handle, int, int, int, int, int, const double*, const double*, int,
                        long long, const double*, int, long long, const double*,  // NOLINT
                        double*, int, long long, int) = nullptr;                  // NOLINT
+  int (*gemm_ex_strided)(Handle, int, int, int, int, int, const void*, const void*, int, int,
+                         long long, const void*, int, int, long long, const void*,  // NOLINT
+                         void*, int, int, long long, int, int, int) = nullptr;      // NOLINT
 };
 
 absl::StatusOr<std::unique_ptr<Blas>> Blas::Create(Context* context, bool allow_tf32) {
@@ -458,7 +463,8 @@ absl::StatusOr<std::unique_ptr<Blas>> Blas::Create(Context* context, bool allow_
   if (!bind(a.create, "cublasCreate_v2") || !bind(a.destroy, "cublasDestroy_v2") ||
       !bind(a.set_math_mode, "cublasSetMathMode") ||
       !bind(a.sgemm_strided, "cublasSgemmStridedBatched") ||
-      !bind(a.dgemm_strided, "cublasDgemmStridedBatched")) {
+      !bind(a.dgemm_strided, "cublasDgemmStridedBatched") ||
+      !bind(a.gemm_ex_strided, "cublasGemmStridedBatchedEx")) {
     return absl::FailedPreconditionError(StrCat(blas->path_, " lacks the GEMM entry points"));
   }
   context->MakeCurrent();
@@ -481,10 +487,13 @@ namespace {
 
 // C = alpha * op(A) op(B) + beta * C, column-major, as cublas<t>gemmStridedBatched; C is not
 // read when beta is 0.
-template <typename T>
+// `load` and `store` convert elements of type T to and from double (16-bit floats are stored as
+// their bits).
+template <typename T, typename Load, typename Store>
 void HostGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
               const T* a, int64_t lda, int64_t stride_a, const T* b, int64_t ldb,
-              int64_t stride_b, double beta, T* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+              int64_t stride_b, double beta, T* c, int64_t ldc, int64_t stride_c, int64_t batch,
+              Load load, Store store) {
   for (int64_t q = 0; q < batch; ++q) {
     const T* aq = a + q * stride_a;
     const T* bq = b + q * stride_b;
@@ -493,12 +502,12 @@ void HostGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, doubl
       for (int64_t i = 0; i < m; ++i) {
         double sum = 0;
         for (int64_t l = 0; l < k; ++l) {
-          const double x = trans_a ? aq[l + i * lda] : aq[i + l * lda];
-          const double y = trans_b ? bq[j + l * ldb] : bq[l + j * ldb];
+          const double x = load(trans_a ? aq[l + i * lda] : aq[i + l * lda]);
+          const double y = load(trans_b ? bq[j + l * ldb] : bq[l + j * ldb]);
           sum += x * y;
         }
         T& out = cq[i + j * ldc];
-        out = static_cast<T>(alpha * sum + (beta == 0 ? 0.0 : beta * static_cast<double>(out)));
+        out = store(alpha * sum + (beta == 0 ? 0.0 : beta * load(out)));
       }
     }
   }
@@ -526,11 +535,21 @@ absl::Status Blas::Gemm(Type type, bool trans_a, bool trans_b, int64_t m, int64_
     if (type == Type::kF32) {
       HostGemm(trans_a, trans_b, m, n, k, alpha, reinterpret_cast<const float*>(a), lda, stride_a,
                reinterpret_cast<const float*>(b), ldb, stride_b, beta,
-               reinterpret_cast<float*>(c), ldc, stride_c, batch);
-    } else {
+               reinterpret_cast<float*>(c), ldc, stride_c, batch,
+               [](float x) { return static_cast<double>(x); },
+               [](double x) { return static_cast<float>(x); });
+    } else if (type == Type::kF64) {
       HostGemm(trans_a, trans_b, m, n, k, alpha, reinterpret_cast<const double*>(a), lda,
                stride_a, reinterpret_cast<const double*>(b), ldb, stride_b, beta,
-               reinterpret_cast<double*>(c), ldc, stride_c, batch);
+               reinterpret_cast<double*>(c), ldc, stride_c, batch, [](double x) { return x; },
+               [](double x) { return x; });
+    } else {
+      const PrimitiveType t = type == Type::kF16 ? PrimitiveType::kF16 : PrimitiveType::kBF16;
+      HostGemm(trans_a, trans_b, m, n, k, alpha, reinterpret_cast<const uint16_t*>(a), lda,
+               stride_a, reinterpret_cast<const uint16_t*>(b), ldb, stride_b, beta,
+               reinterpret_cast<uint16_t*>(c), ldc, stride_c, batch,
+               [t](uint16_t x) { return FloatBitsToDouble(t, x); },
+               [t](double x) { return static_cast<uint16_t>(DoubleToFloatBits(t, x)); });
     }
     return absl::OkStatus();
   }
@@ -544,6 +563,16 @@ absl::Status Blas::Gemm(Type type, bool trans_a, bool trans_b, int64_t m, int64_
                             static_cast<int>(lda), stride_a, reinterpret_cast<const float*>(b),
                             static_cast<int>(ldb), stride_b, &fb, reinterpret_cast<float*>(c),
                             static_cast<int>(ldc), stride_c, static_cast<int>(batch));
+  } else if (type == Type::kF16 || type == Type::kBF16) {
+    // CUDA_R_16F = 2, CUDA_R_16BF = 14; CUBLAS_COMPUTE_32F = 68; CUBLAS_GEMM_DEFAULT = -1.
+    const int data = type == Type::kF16 ? 2 : 14;
+    const float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+    r = api_->gemm_ex_strided(handle_, ta, tb, static_cast<int>(m), static_cast<int>(n),
+                              static_cast<int>(k), &fa, reinterpret_cast<const void*>(a), data,
+                              static_cast<int>(lda), stride_a, reinterpret_cast<const void*>(b),
+                              data, static_cast<int>(ldb), stride_b, &fb,
+                              reinterpret_cast<void*>(c), data, static_cast<int>(ldc), stride_c,
+                              static_cast<int>(batch), 68, -1);
   } else {
     r = api_->dgemm_strided(handle_, ta, tb, static_cast<int>(m), static_cast<int>(n),
                             static_cast<int>(k), &alpha, reinterpret_cast<const double*>(a),

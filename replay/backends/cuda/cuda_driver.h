@@ -147,7 +147,9 @@ class Blas {
   // so f32 results are at least as accurate as cuBLAS's), for checking how GEMMs are planned.
   static std::unique_ptr<Blas> CreateEmulated(Context* context);
   ~Blas();
-  enum class Type { kF32, kF64 };
+  // f16 and bf16 GEMMs (cublasGemmStridedBatchedEx) multiply and sum in f32 and round the
+  // result once.
+  enum class Type { kF32, kF64, kF16, kBF16 };
   absl::Status Gemm(Type type, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                     double alpha, DevicePtr a, int64_t lda, int64_t stride_a, DevicePtr b,
                     int64_t ldb, int64_t stride_b, double beta, DevicePtr c, int64_t ldc,

@@ -181,6 +181,21 @@ ENTRY e {
   ROOT d = f64[3,20,10] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
 })", false, nullptr, &stats), "");
   EXPECT_EQ(stats.gemm_calls, 1);
+  // 16-bit floats: cuBLAS sums in f32 and rounds once, as the interpreter (in f64) does, within
+  // one unit in the last place; batched and transposed.
+  for (const char* type : {"f16", "bf16"}) {
+    const std::string t(type);
+    CudaRunStats narrow;
+    std::string summary;
+    EXPECT_EQ(Agreement("HloModule m\nENTRY e {\n  a = " + t + "[2,24,30] parameter(0)\n  b = " +
+                            t + "[2,16,30] parameter(1)\n  ROOT d = " + t +
+                            "[2,24,16] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                            "lhs_contracting_dims={2}, rhs_contracting_dims={2}\n}",
+                        false, &summary, &narrow),
+              "")
+        << type;
+    EXPECT_EQ(narrow.gemm_calls, 1) << type << ": " << summary;
+  }
 }
 
 TEST(CudaBackend, WhatIsNotCompiledRunsOnTheInterpreterAndIsNamed) {
