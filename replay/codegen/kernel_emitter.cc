@@ -136,6 +136,8 @@ class Emitter {
   absl::StatusOr<Value*> Elem(const Instruction& h, const Index& idx);
   absl::StatusOr<Value*> ElemUncached(const Instruction& h, const Index& idx);
   absl::StatusOr<std::vector<Value*>> ReduceElems(const Instruction& h, const Index& idx);
+  // A convolution's element: the sum over the window and the input features of its group.
+  absl::StatusOr<Value*> ConvolutionElem(const Instruction& h, const Index& idx);
   absl::Status ReducedDims(const Instruction& h, std::vector<bool>* reduced,
                            std::vector<int>* red_dims);
   absl::StatusOr<std::vector<Value*>> CallScalar(const Computation& c,
@@ -1473,6 +1475,132 @@ absl::StatusOr<std::vector<Value*>> Emitter::CooperativeReduce(const Instruction
   return combine(init, load_acc());
 }
 
+// --- Convolutions ------------------------------------------------------------------------------
+
+// Output element (n, o, spatial): o's feature group g takes input features g * I .. g * I + I - 1
+// and its batch group bg the input batch bg * (N / bgc) + n; each kernel position k (reversed
+// where the window says so) reads input position p = out * stride + k * window_dilation -
+// padding_low, which exists when p is a multiple of base_dilation and p / base_dilation is inside
+// the input. Operands are converted to the result type and summed in it (narrow floats in f64,
+// rounded once), in the order (window position, input feature); the interpreter sums through a
+// GEMM, in another order.
+absl::StatusOr<Value*> Emitter::ConvolutionElem(const Instruction& h, const Index& idx) {
+  const InstructionAttrs& at = h.attrs_or_default();
+  if (!at.convolution_dimension_numbers || h.operand_count() != 2) {
+    return Refuse(h, "a convolution without dim_labels");
+  }
+  const ConvolutionDimensionNumbers& dn = *at.convolution_dimension_numbers;
+  const Shape& ls = h.operand(0)->shape();
+  const Shape& rs = h.operand(1)->shape();
+  const Shape& os = h.shape();
+  const PrimitiveType t = os.element_type();
+  if (t == PrimitiveType::kPred || IsComplex(t) || IsComplex(ls.element_type()) ||
+      IsComplex(rs.element_type())) {
+    return Refuse(h, StrCat("a ", PrimitiveTypeName(t), " convolution"));
+  }
+  const int ns = static_cast<int>(dn.input_spatial_dimensions.size());
+  if (dn.kernel_spatial_dimensions.size() != static_cast<size_t>(ns) ||
+      dn.output_spatial_dimensions.size() != static_cast<size_t>(ns) || ls.rank() != ns + 2 ||
+      rs.rank() != ns + 2 || os.rank() != ns + 2) {
+    return Refuse(h, "convolution ranks that do not match dim_labels");
+  }
+  Window w = at.window.value_or(Window());
+  if (w.empty()) {
+    w.assign(ns, WindowDimension{});
+    for (int i = 0; i < ns; ++i) w[i].size = rs.dimension(dn.kernel_spatial_dimensions[i]);
+  }
+  if (static_cast<int>(w.size()) != ns) return Refuse(h, "a window of the wrong rank");
+  for (int i = 0; i < ns; ++i) {
+    if (w[i].stride <= 0 || w[i].base_dilation <= 0 || w[i].window_dilation <= 0 ||
+        w[i].size != rs.dimension(dn.kernel_spatial_dimensions[i])) {
+      return Refuse(h, "a window that does not fit the kernel");
+    }
+  }
+  const int64_t fgc = at.feature_group_count, bgc = at.batch_group_count;
+  const int64_t N = ls.dimension(dn.input_batch_dimension);
+  const int64_t C = ls.dimension(dn.input_feature_dimension);
+  const int64_t I = rs.dimension(dn.kernel_input_feature_dimension);
+  const int64_t O = rs.dimension(dn.kernel_output_feature_dimension);
+  if (fgc <= 0 || bgc <= 0 || C != I * fgc || O % fgc != 0 || O % bgc != 0 || N % bgc != 0 ||
+      os.dimension(dn.output_batch_dimension) != N / bgc ||
+      os.dimension(dn.output_feature_dimension) != O) {
+    return Refuse(h, "inconsistent feature or batch groups");
+  }
+  Value* n = idx.multi[dn.output_batch_dimension];
+  Value* o = idx.multi[dn.output_feature_dimension];
+  Value* group = b_.CreateUDiv(o, C64(O / fgc));
+  Value* batch_group = b_.CreateUDiv(o, C64(O / bgc));
+  Value* in_batch = b_.CreateAdd(b_.CreateMul(batch_group, C64(N / bgc)), n);
+  int64_t window = I;
+  for (const WindowDimension& wd : w) window *= wd.size;
+  cost_ += window;
+  // Narrow floats are summed in f64 and rounded once, as the interpreter does.
+  const PrimitiveType st = IsNarrowFloat(t) ? PrimitiveType::kF64 : t;
+  llvm::Type* ct = ComputeType(st);
+  llvm::AllocaInst* acc;
+  {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    acc = entry.CreateAlloca(ct);
+  }
+  b_.CreateStore(llvm::Constant::getNullValue(ct), acc);
+  std::vector<Value*> kpos(ns, nullptr);
+  std::function<absl::Status(int)> nest = [&](int d) -> absl::Status {
+    if (d < ns) {
+      return Loop(C64(0), C64(w[d].size), StrCat("conv.k", d), [&](Value* k) {
+        kpos[d] = k;
+        return nest(d + 1);
+      });
+    }
+    // The input position of every spatial dimension, whether all exist, and in-range stand-ins.
+    Value* valid = b_.getTrue();
+    std::vector<Value*> in_multi(ls.rank(), nullptr), k_multi(rs.rank(), nullptr);
+    for (int s = 0; s < ns; ++s) {
+      const WindowDimension& wd = w[s];
+      Value* k = wd.window_reversal ? b_.CreateSub(C64(wd.size - 1), kpos[s]) : kpos[s];
+      Value* p = b_.CreateSub(
+          b_.CreateAdd(b_.CreateMul(idx.multi[dn.output_spatial_dimensions[s]], C64(wd.stride)),
+                       b_.CreateMul(k, C64(wd.window_dilation))),
+          C64(wd.padding_low));
+      Value* q = p;
+      if (wd.base_dilation > 1) {
+        valid = b_.CreateAnd(valid, b_.CreateICmpEQ(b_.CreateSRem(p, C64(wd.base_dilation)),
+                                                    C64(0)));
+        q = b_.CreateSDiv(p, C64(wd.base_dilation));
+      }
+      const int64_t size = ls.dimension(dn.input_spatial_dimensions[s]);
+      valid = b_.CreateAnd(valid, b_.CreateICmpSGE(p, C64(0)));
+      valid = b_.CreateAnd(valid, b_.CreateICmpSLT(q, C64(size)));
+      in_multi[dn.input_spatial_dimensions[s]] = Clamp(q, 0, size - 1);
+      k_multi[dn.kernel_spatial_dimensions[s]] = kpos[s];
+    }
+    in_multi[dn.input_batch_dimension] = in_batch;
+    k_multi[dn.kernel_output_feature_dimension] = o;
+    return Loop(C64(0), C64(I), "conv.i", [&](Value* i) -> absl::Status {
+      in_multi[dn.input_feature_dimension] = b_.CreateAdd(b_.CreateMul(group, C64(I)), i);
+      k_multi[dn.kernel_input_feature_dimension] = i;
+      absl::StatusOr<Value*> x = Elem(*h.operand(0), MakeFromMulti(ls.dimensions(), in_multi));
+      if (!x.ok()) return x.status();
+      absl::StatusOr<Value*> y = Elem(*h.operand(1), MakeFromMulti(rs.dimensions(), k_multi));
+      if (!y.ok()) return y.status();
+      absl::StatusOr<Value*> xc = Convert(h, ls.element_type(), st, *x);
+      if (!xc.ok()) return xc.status();
+      absl::StatusOr<Value*> yc = Convert(h, rs.element_type(), st, *y);
+      if (!yc.ok()) return yc.status();
+      absl::StatusOr<Value*> prod = Binary(h, Opcode::kMultiply, st, *xc, *yc);
+      if (!prod.ok()) return prod.status();
+      Value* old = b_.CreateLoad(ct, acc);
+      absl::StatusOr<Value*> sum = Binary(h, Opcode::kAdd, st, old, *prod);
+      if (!sum.ok()) return sum.status();
+      b_.CreateStore(b_.CreateSelect(valid, *sum, old), acc);
+      return absl::OkStatus();
+    });
+  };
+  if (absl::Status status = nest(0); !status.ok()) return status;
+  Value* total = b_.CreateLoad(ct, acc);
+  if (st == t) return total;
+  return Convert(h, st, t, total);
+}
+
 // --- Tiled transposes (GPU) -------------------------------------------------------------------
 
 const Instruction* Emitter::TiledTranspose(const std::vector<const Instruction*>& outputs) {
@@ -1915,6 +2043,7 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
       if (!upd.ok()) return upd.status();
       return b_.CreateSelect(inside, *upd, *base);
     }
+    case Opcode::kConvolution: return ConvolutionElem(h, idx);
     case Opcode::kReduce: {
       if (h.operand_count() != 2) return Refuse(h, "a variadic reduce outside a tuple");
       absl::StatusOr<std::vector<Value*>> r = ReduceElems(h, idx);

@@ -158,7 +158,8 @@ class ThreadPool {
 
 // Instructions the code generator may take: everything computed elementally. Control flow,
 // tuples, parameters and constants stay with the driver; the emitter refuses the rest itself.
-bool IsKernelCandidate(const Instruction& h) {
+bool IsKernelCandidate(const Instruction& h, bool convolutions) {
+  if (h.opcode() == Opcode::kConvolution && convolutions) return h.shape().IsArray();
   switch (h.opcode()) {
     case Opcode::kParameter:
     case Opcode::kConstant:
@@ -187,11 +188,11 @@ bool IsKernelCandidate(const Instruction& h) {
 }
 
 
-std::vector<const Instruction*> KernelCandidates(const Module& module) {
+std::vector<const Instruction*> KernelCandidates(const Module& module, bool convolutions) {
   std::vector<const Instruction*> candidates;
   for (const Computation* c : DriverComputations(module)) {
     for (const Instruction* h : c->instructions()) {
-      if (IsKernelCandidate(*h)) candidates.push_back(h);
+      if (IsKernelCandidate(*h, convolutions)) candidates.push_back(h);
     }
   }
   return candidates;

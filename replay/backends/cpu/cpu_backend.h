@@ -120,10 +120,12 @@ struct CpuCompileStats {
 // Whether the driver walks past `h` to ask a compiled kernel for it: not parameters, constants,
 // tuples, control flow, custom calls, dots and convolutions (library calls), collectives or
 // async ops.
-bool IsKernelCandidate(const Instruction& h);
+// `convolutions`: convolutions too (the cuda platform compiles them; the cpu platform calls a
+// library).
+bool IsKernelCandidate(const Instruction& h, bool convolutions = false);
 // The instructions the cpu platform offers the code generator, in the order it compiles them:
 // every candidate of the entry and of what control flow calls from it.
-std::vector<const Instruction*> KernelCandidates(const Module& module);
+std::vector<const Instruction*> KernelCandidates(const Module& module, bool convolutions = false);
 // The LLVM IR of the kernels for an already optimised `module` (`hlowb opt --stage=llvm`).
 absl::StatusOr<std::string> CpuKernelIr(const Module& module, bool optimized);
 

@@ -373,7 +373,8 @@ std::string CudaDeviceDescription() {
 absl::StatusOr<std::string> CudaKernelPtx(const Module& module, const std::string& arch) {
   codegen::PtxOptions po;
   po.gpu_arch = arch.empty() ? "sm_80" : arch;
-  absl::StatusOr<codegen::PtxProgram> p = codegen::CompileToPtx(KernelCandidates(module), po);
+  absl::StatusOr<codegen::PtxProgram> p =
+      codegen::CompileToPtx(KernelCandidates(module, /*convolutions=*/true), po);
   if (!p.ok()) return p.status();
   std::string out = StrCat("// ", p->kernels.size(), " kernel(s) for ", p->arch, "; ",
                            p->refused.size(), " instruction(s) left to the interpreter\n");
@@ -637,25 +638,25 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
         ++impl.stats.library_calls;
         continue;
       }
-      if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kConvolution ||
-          h->opcode() == Opcode::kCustomCall) {
+      // Convolutions are kernels (the code generator's, counted with its refusals).
+      if (h->opcode() == Opcode::kDot || h->opcode() == Opcode::kCustomCall) {
         ++impl.stats.interpreted;
         ++impl.stats.interpreted_by_opcode[std::string(OpcodeName(h->opcode()))];
         impl.not_compiled.emplace_back(
             h->name(), h->opcode() == Opcode::kDot
                            ? "cuBLAS takes f32, f64, f16 and bf16 dots with leading batch "
                              "dimensions and row-major operands"
-                           : h->opcode() == Opcode::kConvolution
-                                 ? "convolutions are not compiled for cuda yet"
-                                 : StrCat("custom call ", h->attrs_or_default().custom_call_target, " runs on the host",
-                                          why.empty() ? std::string() : StrCat(": ", why)));
+                           : StrCat("custom call ", h->attrs_or_default().custom_call_target,
+                                    " runs on the host",
+                                    why.empty() ? std::string() : StrCat(": ", why)));
       }
     }
   }
   auto cg_start = std::chrono::steady_clock::now();
   // Fusions the generator refuses are compiled instruction by instruction from their fused
   // computation (the driver then walks it), as on the cpu platform: a second PTX program.
-  std::vector<const Instruction*> candidates = KernelCandidates(*impl.module);
+  std::vector<const Instruction*> candidates =
+      KernelCandidates(*impl.module, /*convolutions=*/true);
   for (const auto& [h, plan] : impl.gemms) {
     if (plan.epilogue != nullptr) candidates.push_back(plan.epilogue);
   }
@@ -669,7 +670,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
       if (round == 0 && r.instruction->opcode() == Opcode::kFusion &&
           !r.instruction->called_computations().empty()) {
         for (const Instruction* h : r.instruction->called_computations()[0]->instructions()) {
-          if (IsKernelCandidate(*h)) candidates.push_back(h);
+          if (IsKernelCandidate(*h, /*convolutions=*/true)) candidates.push_back(h);
         }
       }
       refused.push_back(std::move(r));

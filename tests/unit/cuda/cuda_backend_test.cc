@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -227,6 +228,7 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
   int agreed = 0, total = 0, slow = 0;
   int64_t kernels = 0, cooperative = 0, tiled = 0, gemms = 0, interpreted = 0, in_arena = 0;
   double kernel_ms = 0;
+  std::map<std::string, int64_t> interpreted_by_opcode;
   testing::ForEachVerifiedModule(files, [&](const std::string& label, const Module& module) {
     std::vector<Literal> args = PatternArgs(module);
     auto t0 = std::chrono::steady_clock::now();
@@ -252,6 +254,7 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
     tiled += (*exe)->stats().tiled_transposes;
     gemms += (*exe)->stats().library_calls;
     interpreted += (*exe)->stats().interpreted;
+    for (const auto& [op, n] : (*exe)->stats().interpreted_by_opcode) interpreted_by_opcode[op] += n;
     kernel_ms += (*exe)->run_stats().kernel_ms;
   });
   std::cout << "cuda corpus: " << agreed << " of " << total << " modules agree with the "
@@ -259,7 +262,9 @@ TEST(CudaBackend, EveryCorpusModuleTheInterpreterRunsAgrees) {
             << kernels << " kernels (" << cooperative << " reducing by warps or blocks, " << tiled
             << " tiled transposes), " << gemms << " cuBLAS dots, " << in_arena
             << " modules in the arena, "
-            << interpreted << " instructions on the interpreter; kernels ran " << kernel_ms
+            << interpreted << " instructions on the interpreter (";
+  for (const auto& [op, n] : interpreted_by_opcode) std::cout << op << " " << n << ", ";
+  std::cout << "); kernels ran " << kernel_ms
             << " ms; " << slow << " modules over 5 s on the interpreter left out\n";
   EXPECT_GT(total, 50);
   EXPECT_GT(in_arena * 4, total * 3) << "fewer than three quarters of the modules ran in the arena";

@@ -359,5 +359,36 @@ ENTRY e {
   EXPECT_NE(summary.find("6 tiled transposes"), std::string::npos) << summary;
 }
 
+// Convolutions are kernels: one thread per output element summing over the window and its
+// group's input features, with strides, padding, both dilations, reversal, feature and batch
+// groups, and integer (exact) and bf16 (summed in f64, rounded once) element types.
+TEST(CudaConvolution, EveryWindowAndGroupingRunsAsAKernel) {
+  CudaCompileStats stats;
+  std::string summary;
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+ENTRY e {
+  a = f32[2,9,7,3] parameter(0)
+  ka = f32[3,3,3,5] parameter(1)
+  b = f32[2,10,10,4] parameter(2)
+  kb = f32[3,3,2,6] parameter(3)
+  c = f32[4,8,8,3] parameter(4)
+  kc = f32[3,3,3,4] parameter(5)
+  d = s32[1,12,5] parameter(6)
+  kd = s32[4,5,7] parameter(7)
+  f = bf16[1,16,16,8] parameter(8)
+  kf = bf16[3,3,8,8] parameter(9)
+  ca = f32[2,9,7,5] convolution(a, ka), window={size=3x3 stride=2x1 pad=1_2x2_2 lhs_dilate=2x1 rhs_dilate=1x2 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f
+  cb = f32[2,8,8,6] convolution(b, kb), window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2
+  cc = f32[2,6,6,4] convolution(c, kc), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2
+  cd = s32[1,9,7] convolution(d, kd), window={size=4}, dim_labels=b0f_0io->b0f
+  cf = bf16[1,16,16,8] convolution(f, kf), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[2,9,7,5], f32[2,8,8,6], f32[2,6,6,4], s32[1,9,7], bf16[1,16,16,8])
+      tuple(ca, cb, cc, cd, cf)
+})", &stats, &summary), "");
+  EXPECT_EQ(stats.kernels, 5) << summary;
+  EXPECT_EQ(stats.interpreted, 0) << summary;
+}
+
 }  // namespace
 }  // namespace hlowb
