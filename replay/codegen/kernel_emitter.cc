@@ -2355,12 +2355,11 @@ absl::StatusOr<KernelInfo> Emitter::EmitKernel(const Instruction& instr, const s
     tiled = TiledTranspose(outputs);
     if (tiled != nullptr) coop_group_ = form_.block_size;
   }
-  {
-    if (coop_group_ > 0) {
-      llvm::Function* tid =
-          llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
-      lane_ = b_.CreateAnd(b_.CreateZExt(b_.CreateCall(tid), I64()), C64(coop_group_ - 1), "lane");
-    }
+  if (coop_group_ > 0) {
+    // The thread's lane in its group (the block size is a multiple of the group's).
+    llvm::Function* tid =
+        llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    lane_ = b_.CreateAnd(b_.CreateZExt(b_.CreateCall(tid), I64()), C64(coop_group_ - 1), "lane");
   }
 
   // Reductions to a scalar are computed once, before any loop: read inside a loop (through a

@@ -76,6 +76,7 @@ struct ArenaStats {
   int64_t temp_bytes = 0;      // the arena
   int64_t output_bytes = 0;    // output allocations
   int64_t private_bytes = 0;   // private copies of parameters and constants the program writes
+  int64_t total_bytes() const { return temp_bytes + output_bytes + private_bytes; }
 };
 
 class ArenaProgram {

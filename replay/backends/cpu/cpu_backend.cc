@@ -399,8 +399,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Compile(
         cpu::ArenaProgram::Plan(*impl.module);
     if (arena.ok()) {
       impl.arena = *std::move(arena);
-      const cpu::ArenaStats& as = impl.arena->stats();
-      impl.stats.arena_bytes = as.temp_bytes + as.output_bytes + as.private_bytes;
+      impl.stats.arena_bytes = impl.arena->stats().total_bytes();
     } else {
       impl.stats.arena_refused = std::string(arena.status().message());
     }
