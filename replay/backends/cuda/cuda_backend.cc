@@ -17,6 +17,7 @@
 #include "core/support/json_reader.h"
 #include "core/support/strings.h"
 #include "core/text/parser.h"
+#include "core/text/printer.h"
 #include "core/analysis/cost_model.h"
 #include "core/passes/buffer_assignment.h"
 #include "replay/backends/cpu/cpu_arena.h"
@@ -339,6 +340,163 @@ std::string EpilogueModuleText(const Instruction& instr, const GemmPlan& p) {
                 "), kind=kLoop, calls=epilogue\n}\n");
 }
 
+// XLA's cuDNN forward convolutions (`__cudnn$convForward`, `__cudnn$convBiasActivationForward`)
+// as an HLO module whose entry root is one loop fusion: the convolution with the custom call's
+// window, dim_labels and groups (computed in f32, f64 for f64 results), times
+// conv_result_scale, plus side_input_scale times the side input, plus the bias along the output
+// features, then the activation, converted to the result type once. Empty, with `why`, for
+// what it does not take (backward convolutions, other activations).
+std::string CudnnConvModuleText(const Instruction& instr, std::string* why) {
+  const std::string& target = instr.attrs_or_default().custom_call_target;
+  const bool bias_activation = target == "__cudnn$convBiasActivationForward";
+  if (target != "__cudnn$convForward" && !bias_activation) {
+    if (target.rfind("__cudnn$conv", 0) == 0) *why = "backward convolutions run on the host";
+    return "";
+  }
+  const InstructionAttrs& at = instr.attrs_or_default();
+  const Shape& out = instr.shape().IsTuple() && instr.shape().tuple_count() > 0
+                         ? instr.shape().tuple_shape(0)
+                         : instr.shape();
+  const int n = instr.operand_count();
+  if (!at.convolution_dimension_numbers || !out.IsArray() || n < 2 ||
+      n > (bias_activation ? 4 : 2) || (bias_activation && n < 3)) {
+    *why = "its operands or dim_labels are not a forward convolution's";
+    return "";
+  }
+  for (int k = 0; k < n; ++k) {
+    if (!instr.operand(k)->shape().IsArray()) {
+      *why = "a tuple-shaped operand";
+      return "";
+    }
+  }
+  absl::StatusOr<JsonValue> root =
+      JsonValue::Parse(instr.backend_config().empty() ? "{}" : instr.backend_config());
+  if (!root.ok() || !root->is_object()) {
+    *why = "its backend_config does not parse";
+    return "";
+  }
+  const JsonValue* section = root->Find("cudnn_conv_backend_config");
+  const JsonValue& cfg = section != nullptr && section->is_object() ? *section : *root;
+  auto number = [&](const char* key, double fallback) {
+    const JsonValue* v = cfg.Find(key);
+    return v == nullptr ? fallback : v->AsNumber().value_or(fallback);
+  };
+  std::string activation = "kNone";
+  if (const JsonValue* v = cfg.Find("activation_mode")) {
+    static const char* const kByNumber[] = {"kNone",      "kSigmoid",  "kRelu",     "kRelu6",
+                                            "kReluX",     "kTanh",     "kBandPass", "kElu",
+                                            "kLeakyRelu", "kGeluExact"};
+    if (std::optional<int64_t> i = v->AsInt(); i && *i >= 0 && *i < 10) {
+      activation = kByNumber[*i];
+    } else if (std::optional<std::string> t = v->AsText()) {
+      activation = *t;
+    }
+  }
+  if (activation != "kNone" && activation != "kRelu" && activation != "kRelu6" &&
+      activation != "kSigmoid" && activation != "kTanh" && activation != "kLeakyRelu") {
+    *why = StrCat("activation ", activation, " runs on the host");
+    return "";
+  }
+  // The window, dim_labels and group counts as the custom call prints them.
+  const std::string printed = PrintInstruction(instr);
+  auto attribute = [&](const std::string& key) -> std::string {
+    const size_t at_key = printed.find(StrCat(", ", key, "="));
+    if (at_key == std::string::npos) return "";
+    const size_t begin = at_key + 2;
+    size_t end = begin + key.size() + 1;
+    int depth = 0;
+    for (; end < printed.size(); ++end) {
+      const char c = printed[end];
+      if (c == '{') ++depth;
+      if (c == '}') --depth;
+      if (depth == 0 && (c == ',' || c == ' ' || c == '\n')) break;
+      if (depth < 0) break;
+    }
+    return printed.substr(begin, end - begin);
+  };
+  std::string attrs;
+  for (const char* key : {"window", "dim_labels", "feature_group_count", "batch_group_count"}) {
+    const std::string a = attribute(key);
+    if (!a.empty()) StrAppend(&attrs, ", ", a);
+  }
+  const PrimitiveType ot = out.element_type();
+  const PrimitiveType ct = ot == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+  if (!IsFloatingPoint(ot) || IsComplex(ot)) {
+    *why = "a non-float convolution";
+    return "";
+  }
+  std::string dims;
+  for (int d = 0; d < out.rank(); ++d) StrAppend(&dims, d ? "," : "", out.dimension(d));
+  const std::string c = StrCat(PrimitiveTypeName(ct), "[", dims, "]");
+  const std::string cs = StrCat(PrimitiveTypeName(ct), "[]");
+  std::string params;
+  const char* names[] = {"x", "w", "bias", "side"};
+  for (int k = 0; k < n; ++k) {
+    StrAppend(&params, "  ", names[k], " = ", PrintShape(instr.operand(k)->shape(), false),
+              " parameter(", k, ")\n");
+  }
+  std::string body = params;
+  StrAppend(&body, "  conv = ", c, " convolution(x, w)", attrs, "\n");
+  std::string v = "conv";
+  auto scalar = [&](const std::string& name, double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    StrAppend(&body, "  ", name, "_s = ", cs, " constant(", text, ")\n  ", name, " = ", c,
+              " broadcast(", name, "_s), dimensions={}\n");
+  };
+  auto step = [&](const std::string& name, const std::string& expr) {
+    StrAppend(&body, "  ", name, " = ", c, " ", expr, "\n");
+    v = name;
+  };
+  const double scale = number("conv_result_scale", 1);
+  if (scale != 1) {
+    scalar("scale", scale);
+    step("scaled", StrCat("multiply(", v, ", scale)"));
+  }
+  const double side_scale = number("side_input_scale", 0);
+  if (n == 4 && side_scale != 0) {
+    const std::string before = v;
+    StrAppend(&body, "  side_c = ", c, " convert(side)\n");
+    scalar("side_scale", side_scale);
+    step("side_scaled", "multiply(side_c, side_scale)");
+    step("with_side", StrCat("add(", before, ", side_scaled)"));
+  }
+  if (bias_activation) {
+    const int64_t feature = at.convolution_dimension_numbers->output_feature_dimension;
+    const Shape bias_shape = Shape::Array(ct, instr.operand(2)->shape().dimensions());
+    StrAppend(&body, "  bias_c = ", PrintShape(bias_shape, false), " convert(bias)\n  bias_b = ", c,
+              " broadcast(bias_c), dimensions={", feature, "}\n");
+    step("biased", StrCat("add(", v, ", bias_b)"));
+  }
+  if (activation == "kRelu" || activation == "kRelu6") {
+    scalar("zero", 0);
+    step("relu", StrCat("maximum(", v, ", zero)"));
+    if (activation == "kRelu6") {
+      scalar("six", 6);
+      step("relu6", StrCat("minimum(", v, ", six)"));
+    }
+  } else if (activation == "kSigmoid") {
+    step("sigmoid", StrCat("logistic(", v, ")"));
+  } else if (activation == "kTanh") {
+    step("tanh", StrCat("tanh(", v, ")"));
+  } else if (activation == "kLeakyRelu") {
+    scalar("zero", 0);
+    scalar("alpha", number("leakyrelu_alpha", 0));
+    const std::string x = v;
+    step("leaky", StrCat("multiply(", x, ", alpha)"));
+    const Shape pred = Shape::Array(PrimitiveType::kPred, out.dimensions());
+    StrAppend(&body, "  positive = ", PrintShape(pred, false), " compare(", x,
+              ", zero), direction=GT\n");
+    step("leaky_relu", StrCat("select(positive, ", x, ", leaky)"));
+  }
+  const std::string o = PrintShape(out, false);
+  StrAppend(&body, "  ROOT out = ", o, " convert(", v, ")\n");
+  std::string operands;
+  for (int k = 0; k < n; ++k) StrAppend(&operands, k ? ", " : "", names[k]);
+  return StrCat("HloModule cudnn_conv\n\nconv_body {\n", body, "}\n\nENTRY e {\n", params,
+                "  ROOT f = ", o, " fusion(", operands, "), kind=kLoop, calls=conv_body\n}\n");
+}
+
 size_t ByteSize(const Literal& l) { return l.data().size(); }
 
 }  // namespace
@@ -397,8 +555,11 @@ struct CudaExecutable::Impl {
   std::vector<std::shared_ptr<const codegen::GpuEmulation>> emulations;
   std::unordered_map<const Instruction*, Kernel> kernels;
   std::unordered_map<const Instruction*, GemmPlan> gemms;
-  // The GEMM epilogues' kernels' modules (GemmPlan::epilogue points into them).
-  std::vector<std::unique_ptr<Module>> epilogue_modules;
+  // The modules of kernels that stand for library calls: GEMM epilogues (GemmPlan::epilogue
+  // points into them) and cuDNN convolutions (`convs`).
+  std::vector<std::unique_ptr<Module>> library_modules;
+  // XLA's cuDNN convolution custom calls and the fusion that computes each.
+  std::unordered_map<const Instruction*, const Instruction*> convs;
   CudaCompileStats stats;
   std::vector<std::pair<std::string, std::string>> not_compiled;
   bool allow_tf32 = false;
@@ -533,6 +694,20 @@ cpu::ArenaCode CudaExecutable::Impl::ArenaCode(
       for (size_t e = 0; e < results; ++e) table.push_back(dev(outs[e]));
       return Launch(kernels.at(p.epilogue), table);
     }
+    if (auto c = convs.find(&instr); c != convs.end()) {
+      // A cuDNN convolution: its kernel writes the result; the workspace comes back as zeros.
+      std::lock_guard<std::mutex> lock(mu);
+      for (size_t e = 1; e < outs.size(); ++e) {
+        const int64_t bytes = ShapeByteSize(instr.shape().tuple_shape(static_cast<int>(e)));
+        if (absl::Status st = ctx->Memset(dev(outs[e]), 0, static_cast<size_t>(bytes)); !st.ok()) {
+          return st;
+        }
+      }
+      std::vector<cuda::DevicePtr> table;
+      for (void* op : ops) table.push_back(dev(op));
+      table.push_back(dev(outs[0]));
+      return Launch(kernels.at(c->second), table);
+    }
     auto it = kernels.find(&instr);
     if (it == kernels.end() || it->second.program >= static_cast<int>(gpu_modules.size()) ||
         static_cast<int>(outs.size()) != it->second.info.num_outputs) {
@@ -622,6 +797,21 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
       std::string why;
       std::optional<GemmPlan> plan =
           h->opcode() == Opcode::kDot ? PlanDot(*h) : PlanCublasCall(*h, &why);
+      if (h->opcode() == Opcode::kCustomCall) {
+        std::string conv_why;
+        const std::string text = CudnnConvModuleText(*h, &conv_why);
+        if (!text.empty()) {
+          absl::StatusOr<std::unique_ptr<Module>> cm = ParseModule(text);
+          if (!cm.ok()) {
+            return absl::InternalError(StrCat("the convolution kernel of %", h->name(),
+                                              " does not parse: ", cm.status().message()));
+          }
+          impl.convs.emplace(h, (*cm)->entry()->root());
+          impl.library_modules.push_back(*std::move(cm));
+          continue;
+        }
+        if (!conv_why.empty()) why = conv_why;
+      }
       if (plan) {
         if (plan->has_epilogue()) {
           // The epilogue's kernel is compiled with the module's (see below).
@@ -632,7 +822,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
                                               " does not parse: ", em.status().message()));
           }
           plan->epilogue = (*em)->entry()->root();
-          impl.epilogue_modules.push_back(*std::move(em));
+          impl.library_modules.push_back(*std::move(em));
         }
         impl.gemms.emplace(h, *plan);
         ++impl.stats.library_calls;
@@ -660,6 +850,7 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
   for (const auto& [h, plan] : impl.gemms) {
     if (plan.epilogue != nullptr) candidates.push_back(plan.epilogue);
   }
+  for (const auto& [h, fusion] : impl.convs) candidates.push_back(fusion);
   std::vector<codegen::RefusedInstruction> refused;
   for (int round = 0; round < 2 && !candidates.empty(); ++round) {
     if (round == 1) po.dump_prefix += ".unfused";
@@ -706,6 +897,16 @@ absl::StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Compile(
     ++impl.stats.interpreted_by_opcode["custom-call"];
     impl.not_compiled.emplace_back(it->first->name(), "its epilogue's kernel was not compiled");
     it = impl.gemms.erase(it);
+  }
+  for (auto it = impl.convs.begin(); it != impl.convs.end();) {
+    if (impl.kernels.count(it->second) > 0) {
+      ++it;
+      continue;
+    }
+    ++impl.stats.interpreted;
+    ++impl.stats.interpreted_by_opcode["custom-call"];
+    impl.not_compiled.emplace_back(it->first->name(), "its convolution kernel was not compiled");
+    it = impl.convs.erase(it);
   }
   for (const codegen::RefusedInstruction& r : refused) {
     if (r.instruction->opcode() == Opcode::kFusion) continue;  // counted through its body
@@ -909,6 +1110,43 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
         }
       }
       impl->run_stats.copy_seconds += Since(t1);
+      return Result(absl::StatusOr<Literal>(std::move(result)));
+    }
+    if (auto conv = impl->convs.find(&instr); conv != impl->convs.end()) {
+      for (const Literal* op : ops) {
+        if (!op->shape().IsArray()) return std::nullopt;
+      }
+      Literal result;
+      if (instr.shape().IsTuple()) {
+        result = Literal(instr.shape(), /*allocate=*/false);
+        std::vector<Literal> elems;
+        for (int e = 0; e < instr.shape().tuple_count(); ++e) {
+          elems.push_back(Literal(instr.shape().tuple_shape(e)));  // zeros (the workspace)
+        }
+        *result.mutable_tuple_elements() = std::move(elems);
+      } else {
+        result = Literal::Uninitialized(instr.shape());
+      }
+      Literal& out = instr.shape().IsTuple() ? (*result.mutable_tuple_elements())[0] : result;
+      std::lock_guard<std::mutex> lock(impl->mu);
+      std::vector<cuda::DeviceBuffer> buffers;
+      std::vector<cuda::DevicePtr> table;
+      for (const Literal* op : ops) {
+        absl::StatusOr<cuda::DeviceBuffer> b = upload(*op);
+        if (!b.ok()) return fail(b.status());
+        table.push_back(b->ptr());
+        buffers.push_back(std::move(*b));
+      }
+      absl::StatusOr<cuda::DeviceBuffer> o = cuda::DeviceBuffer::Make(ctx, ByteSize(out));
+      if (!o.ok()) return fail(o.status());
+      table.push_back(o->ptr());
+      if (absl::Status st = impl->Launch(impl->kernels.at(conv->second), table); !st.ok()) {
+        return fail(st);
+      }
+      if (absl::Status st = ctx->CopyToHost(out.mutable_data()->data(), o->ptr(), ByteSize(out));
+          !st.ok()) {
+        return fail(st);
+      }
       return Result(absl::StatusOr<Literal>(std::move(result)));
     }
     auto it = impl->kernels.find(&instr);

@@ -13,7 +13,9 @@
 //    computation, so the kernel boundaries are XLA's own, and the `__cublas$gemm` and
 //    `__cublas$lt$matmul` custom calls run in cuBLAS with their backend_config (alpha, beta,
 //    dot dimensions), their epilogues (BIAS, RELU, GELU and their combinations, AUX) as one
-//    kernel after the GEMM.
+//    kernel after the GEMM; XLA's cuDNN forward convolutions (`__cudnn$convForward`,
+//    `__cudnn$convBiasActivationForward`: scale, side input, bias, activation) are one kernel
+//    each, generated here rather than cuDNN's; backward convolutions run on the host.
 // f32, f64, f16 and bf16 dots, and cuBLAS custom calls of those types, are cuBLAS GEMMs (16-bit
 // ones summing in f32); what neither the generator nor cuBLAS takes (sort, scatter, rng, fft,
 // other custom calls, collectives, the narrow-float forms the generator refuses) is computed by

@@ -431,6 +431,70 @@ TEST(CudaBackend, CublasEpiloguesRunAsAGemmAndOneKernel) {
   }
 }
 
+// XLA's cuDNN forward convolutions run as one kernel each: the convolution with the call's
+// window and dim_labels, the result scale, the side input, the bias along the output features and
+// the activation, against the interpreter's cuDNN semantics; f32 and f16; on the driver and in
+// the arena. Backward convolutions stay on the host and say so.
+TEST(CudaBackend, CudnnForwardConvolutionsRunAsKernels) {
+  EvaluatorOptions eo;
+  eo.custom_call = CustomCallDispatcher::Create(BuiltinCustomCallRegistry(), {})->AsFunction();
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,9,9,4] parameter(0)
+  w = f32[3,3,4,6] parameter(1)
+  bias = f32[6] parameter(2)
+  side = f32[2,9,9,6] parameter(3)
+  h = f16[1,8,8,4] parameter(4)
+  hw = f16[3,3,2,4] parameter(5)
+  c1 = (f32[2,5,5,6], u8[0]) custom-call(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convForward", backend_config="{\"cudnn_conv_backend_config\":{\"conv_result_scale\":0.5,\"activation_mode\":\"kNone\"}}"
+  c2 = (f32[2,9,9,6], u8[16]) custom-call(x, w, bias, side), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convBiasActivationForward", backend_config="{\"cudnn_conv_backend_config\":{\"conv_result_scale\":1,\"side_input_scale\":0.25,\"activation_mode\":\"kRelu\"}}"
+  c3 = (f32[2,9,9,6], u8[0]) custom-call(x, w, bias), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convBiasActivationForward", backend_config="{\"cudnn_conv_backend_config\":{\"conv_result_scale\":2,\"activation_mode\":8,\"leakyrelu_alpha\":0.1}}"
+  c4 = (f16[1,8,8,4], u8[0]) custom-call(h, hw), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2, custom_call_target="__cudnn$convForward", backend_config="{\"cudnn_conv_backend_config\":{\"conv_result_scale\":1,\"activation_mode\":\"kTanh\"}}"
+  g1 = f32[2,5,5,6] get-tuple-element(c1), index=0
+  g2 = f32[2,9,9,6] get-tuple-element(c2), index=0
+  g3 = f32[2,9,9,6] get-tuple-element(c3), index=0
+  g4 = f16[1,8,8,4] get-tuple-element(c4), index=0
+  ROOT t = (f32[2,5,5,6], f32[2,9,9,6], f32[2,9,9,6], f16[1,8,8,4]) tuple(g1, g2, g3, g4)
+})";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  std::vector<Literal> args = PatternArgs(*m);
+  auto want = EvaluateModule(*m, args, eo);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (bool passes : {false, true}) {
+    CudaCompileOptions o = testing::CudaTestOptions();
+    o.run_hlo_passes = passes;
+    auto exe = CudaExecutable::Compile(*m, o);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    EXPECT_EQ((*exe)->stats().interpreted, 0) << (*exe)->Summary();
+    EXPECT_EQ((*exe)->RunsInArena(), passes) << (*exe)->Summary();
+    auto got = (*exe)->Run(args, eo);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(Disagreement(*want, *got, "result", testing::CudaElementTolerance), "")
+        << (passes ? "arena" : "driver");
+    EXPECT_GE((*exe)->run_stats().kernel_launches, 4);
+  }
+  // A backward convolution stays on the host.
+  auto back = Parse(R"(
+HloModule m
+ENTRY e {
+  dy = f32[1,8,8,6] parameter(0)
+  w = f32[3,3,4,6] parameter(1)
+  c = (f32[1,8,8,4], u8[0]) custom-call(dy, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convBackwardInput", backend_config="{}"
+  ROOT g = f32[1,8,8,4] get-tuple-element(c), index=0
+})");
+  ASSERT_NE(back, nullptr);
+  auto exe = CudaExecutable::Compile(*back, testing::CudaTestOptions());
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_NE((*exe)->Summary().find("custom-call 1"), std::string::npos) << (*exe)->Summary();
+  bool named = false;
+  for (const auto& [name, why] : (*exe)->not_compiled()) {
+    named |= why.find("backward convolutions run on the host") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+}
+
 // XLA's optimized GPU modules as they are (is_scheduled, fusions with XLA's boundaries, cuBLAS
 // custom calls): corpus files from XLA's GPU tests that hold `__cublas$gemm`.
 TEST(CudaBackend, XlaOptimizedGpuModulesWithCublasCallsReplayAsTheyAre) {
