@@ -138,6 +138,9 @@ class Emitter {
   absl::StatusOr<std::vector<Value*>> ReduceElems(const Instruction& h, const Index& idx);
   // A convolution's element: the sum over the window and the input features of its group.
   absl::StatusOr<Value*> ConvolutionElem(const Instruction& h, const Index& idx);
+  // A gather's element: the operand at the clamped start its index vector gives, plus the
+  // element's offset in the slice.
+  absl::StatusOr<Value*> GatherElem(const Instruction& h, const Index& idx);
   absl::Status ReducedDims(const Instruction& h, std::vector<bool>* reduced,
                            std::vector<int>* red_dims);
   absl::StatusOr<std::vector<Value*>> CallScalar(const Computation& c,
@@ -1601,6 +1604,89 @@ absl::StatusOr<Value*> Emitter::ConvolutionElem(const Instruction& h, const Inde
   return Convert(h, st, t, total);
 }
 
+// --- Gathers -----------------------------------------------------------------------------------
+
+// The output's dimensions outside offset_dims are the batch dimensions, in order the start
+// indices' dimensions other than index_vector_dim. Component k of the batch element's index
+// vector starts operand dimension start_index_map[k], clamped so that the slice fits; operand
+// batching dimensions start at the batch element's own index along the matching start-indices
+// dimension; the remaining operand dimensions (neither collapsed nor batching), in order, take
+// the offset_dims of the output.
+absl::StatusOr<Value*> Emitter::GatherElem(const Instruction& h, const Index& idx) {
+  const InstructionAttrs& at = h.attrs_or_default();
+  if (!at.gather_dimension_numbers || h.operand_count() != 2) {
+    return Refuse(h, "a gather without dimension numbers");
+  }
+  const GatherDimensionNumbers& dn = *at.gather_dimension_numbers;
+  const Shape& os = h.operand(0)->shape();
+  const Shape& is = h.operand(1)->shape();
+  const int r_out = h.shape().rank(), r_op = os.rank(), r_idx = is.rank();
+  const PrimitiveType it = is.element_type();
+  if (!IsIntegral(it)) return Refuse(h, "gather indices that are not integers");
+  if (static_cast<int>(at.slice_sizes.size()) != r_op ||
+      dn.operand_batching_dims.size() != dn.start_indices_batching_dims.size() ||
+      dn.index_vector_dim < 0 || dn.index_vector_dim > r_idx) {
+    return Refuse(h, "malformed gather dimension numbers");
+  }
+  std::vector<bool> is_offset(r_out, false);
+  for (int64_t d : dn.offset_dims) {
+    if (d < 0 || d >= r_out) return Refuse(h, "an offset dimension out of range");
+    is_offset[d] = true;
+  }
+  std::vector<Value*> batch;
+  for (int d = 0; d < r_out; ++d) {
+    if (!is_offset[d]) batch.push_back(idx.multi[d]);
+  }
+  const bool implicit = dn.index_vector_dim == r_idx;
+  if (static_cast<int>(batch.size()) != r_idx - (implicit ? 0 : 1)) {
+    return Refuse(h, "batch dimensions that do not match the start indices");
+  }
+  // Position among the batch dimensions of start-indices dimension `d`.
+  auto batch_position = [&](int64_t d) {
+    return d - (!implicit && d > dn.index_vector_dim ? 1 : 0);
+  };
+  std::vector<Value*> start(r_op, C64(0));
+  for (size_t k = 0; k < dn.start_index_map.size(); ++k) {
+    const int64_t d = dn.start_index_map[k];
+    if (d < 0 || d >= r_op) return Refuse(h, "start_index_map out of range");
+    std::vector<Value*> m;
+    for (int q = 0, b = 0; q < r_idx; ++q) {
+      m.push_back(!implicit && q == dn.index_vector_dim ? C64(static_cast<int64_t>(k))
+                                                        : batch[b++]);
+    }
+    absl::StatusOr<Value*> v = Elem(*h.operand(1), MakeFromMulti(is.dimensions(), m));
+    if (!v.ok()) return v.status();
+    Value* wide = IsSignedIntegral(it) ? b_.CreateSExtOrTrunc(*v, I64())
+                                       : b_.CreateZExtOrTrunc(*v, I64());
+    start[d] = Clamp(wide, 0, std::max<int64_t>(0, os.dimension(d) - at.slice_sizes[d]));
+  }
+  std::vector<bool> not_offset(r_op, false);
+  for (int64_t d : dn.collapsed_slice_dims) {
+    if (d < 0 || d >= r_op) return Refuse(h, "a collapsed dimension out of range");
+    not_offset[d] = true;
+  }
+  for (size_t i = 0; i < dn.operand_batching_dims.size(); ++i) {
+    const int64_t od = dn.operand_batching_dims[i], sd = dn.start_indices_batching_dims[i];
+    if (od < 0 || od >= r_op || sd < 0 || sd >= r_idx || (!implicit && sd == dn.index_vector_dim)) {
+      return Refuse(h, "a batching dimension out of range");
+    }
+    not_offset[od] = true;
+    start[od] = batch[batch_position(sd)];
+  }
+  std::vector<Value*> in(r_op, nullptr);
+  size_t next_offset = 0;
+  for (int d = 0; d < r_op; ++d) {
+    if (not_offset[d]) {
+      in[d] = start[d];
+      continue;
+    }
+    if (next_offset >= dn.offset_dims.size()) return Refuse(h, "too few offset dimensions");
+    in[d] = b_.CreateAdd(start[d], idx.multi[dn.offset_dims[next_offset++]]);
+  }
+  if (next_offset != dn.offset_dims.size()) return Refuse(h, "too many offset dimensions");
+  return Elem(*h.operand(0), MakeFromMulti(os.dimensions(), in));
+}
+
 // --- Tiled transposes (GPU) -------------------------------------------------------------------
 
 const Instruction* Emitter::TiledTranspose(const std::vector<const Instruction*>& outputs) {
@@ -2044,6 +2130,10 @@ absl::StatusOr<Value*> Emitter::ElemUncached(const Instruction& h, const Index& 
       return b_.CreateSelect(inside, *upd, *base);
     }
     case Opcode::kConvolution: return ConvolutionElem(h, idx);
+    case Opcode::kGather:
+      // The cpu platform copies a gather's rows in a library call instead.
+      if (elements_per_call_ == 0) return Refuse(h, "no elemental emitter for this opcode");
+      return GatherElem(h, idx);
     case Opcode::kReduce: {
       if (h.operand_count() != 2) return Refuse(h, "a variadic reduce outside a tuple");
       absl::StatusOr<std::vector<Value*>> r = ReduceElems(h, idx);

@@ -5,8 +5,8 @@
 // Two ways in:
 //  - a module as written (jax's before-optimizations HLO, a corpus test): the embedded `gpu`
 //    pipeline runs first (simplification, fusion, scheduling), then every loop and reduction
-//    fusion and every elementwise, data-movement, reduce and convolution instruction becomes
-//    one kernel (convolutions a thread per output element, not cuDNN);
+//    fusion and every elementwise, data-movement, gather, reduce and convolution instruction
+//    becomes one kernel (convolutions a thread per output element, not cuDNN);
 //  - XLA's optimized GPU HLO as it is (`run_hlo_passes = false`, `hlowb replay
 //    --run_test_hlo_passes=false`; an is_scheduled module from a
 //    `*gpu_after_optimizations*` dump): each fusion becomes one kernel from its fused

@@ -390,5 +390,40 @@ ENTRY e {
   EXPECT_EQ(stats.interpreted, 0) << summary;
 }
 
+// Gathers are kernels: embedding lookups, starts clamped so the slice fits (negative and past
+// the end), index vectors along any dimension or implicit, unsigned indices, and batching
+// dimensions.
+TEST(CudaGather, GathersRunAsKernelsAndClampTheirStarts) {
+  CudaCompileStats stats;
+  std::string summary;
+  EXPECT_EQ(Agreement(R"(
+HloModule m
+ENTRY e {
+  table = f32[40,16] parameter(0)
+  ids = s32[7] parameter(1)
+  big = s32[] constant(1000)
+  bigs = s32[7] broadcast(big), dimensions={}
+  ids_far = s32[7] subtract(bigs, ids)
+  neg = s32[7] negate(ids)
+  x = f32[5,6,7] parameter(2)
+  starts = s32[4,2] parameter(3)
+  u = u8[3] parameter(4)
+  bx = f32[3,10,4] parameter(5)
+  bi = s32[3,5,1] parameter(6)
+  lookup = f32[7,16] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  far = f32[7,16] gather(table, ids_far), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  below = f32[7,16] gather(table, neg), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  four = s32[] constant(4)
+  fours = s32[4,2] broadcast(four), dimensions={}
+  starts_far = s32[4,2] add(starts, fours)
+  window = f32[4,2,3,7] gather(x, starts_far), offset_dims={1,2,3}, collapsed_slice_dims={}, start_index_map={1,0}, index_vector_dim=1, slice_sizes={2,3,7}
+  unsigned = f32[3,16] gather(table, u), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  batched = f32[3,5,4] gather(bx, bi), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,4}
+  ROOT t = (f32[7,16], f32[7,16], f32[7,16], f32[4,2,3,7], f32[3,16], f32[3,5,4])
+      tuple(lookup, far, below, window, unsigned, batched)
+})", &stats, &summary), "");
+  EXPECT_EQ(stats.interpreted, 0) << summary;
+}
+
 }  // namespace
 }  // namespace hlowb
