@@ -499,6 +499,17 @@ std::string CudnnConvModuleText(const Instruction& instr, std::string* why) {
 
 size_t ByteSize(const Literal& l) { return l.data().size(); }
 
+// A library call's result before the call: an array uninitialised; a tuple's elements (the
+// result first, then XLA's workspace) zeros, the workspace staying so.
+Literal LibraryCallResult(const Shape& shape) {
+  if (!shape.IsTuple()) return Literal::Uninitialized(shape);
+  Literal result(shape, /*allocate=*/false);
+  std::vector<Literal> elems;
+  for (int e = 0; e < shape.tuple_count(); ++e) elems.push_back(Literal(shape.tuple_shape(e)));
+  *result.mutable_tuple_elements() = std::move(elems);
+  return result;
+}
+
 }  // namespace
 
 CudaTolerance CudaToleranceFor(PrimitiveType type, bool dot) {
@@ -1057,17 +1068,7 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
       if (!a.ok()) return fail(a.status());
       absl::StatusOr<cuda::DeviceBuffer> b = upload(*ops[1]);
       if (!b.ok()) return fail(b.status());
-      Literal result;
-      if (p.tuple_result) {
-        result = Literal(instr.shape(), /*allocate=*/false);
-        std::vector<Literal> elems;
-        for (int e = 0; e < instr.shape().tuple_count(); ++e) {
-          elems.push_back(Literal(instr.shape().tuple_shape(e)));  // zeros (the workspace)
-        }
-        *result.mutable_tuple_elements() = std::move(elems);
-      } else {
-        result = Literal::Uninitialized(instr.shape());
-      }
+      Literal result = LibraryCallResult(instr.shape());
       Literal& d = p.tuple_result ? (*result.mutable_tuple_elements())[0] : result;
       absl::StatusOr<cuda::DeviceBuffer> c =
           p.has_c ? upload(*ops[2]) : cuda::DeviceBuffer::Make(ctx, ByteSize(d));
@@ -1116,17 +1117,7 @@ CudaExecutable::Hook(std::function<absl::StatusOr<Literal>(const Instruction&)> 
       for (const Literal* op : ops) {
         if (!op->shape().IsArray()) return std::nullopt;
       }
-      Literal result;
-      if (instr.shape().IsTuple()) {
-        result = Literal(instr.shape(), /*allocate=*/false);
-        std::vector<Literal> elems;
-        for (int e = 0; e < instr.shape().tuple_count(); ++e) {
-          elems.push_back(Literal(instr.shape().tuple_shape(e)));  // zeros (the workspace)
-        }
-        *result.mutable_tuple_elements() = std::move(elems);
-      } else {
-        result = Literal::Uninitialized(instr.shape());
-      }
+      Literal result = LibraryCallResult(instr.shape());
       Literal& out = instr.shape().IsTuple() ? (*result.mutable_tuple_elements())[0] : result;
       std::lock_guard<std::mutex> lock(impl->mu);
       std::vector<cuda::DeviceBuffer> buffers;
