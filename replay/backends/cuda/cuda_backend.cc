@@ -583,6 +583,10 @@ struct CudaExecutable::Impl {
   mutable CudaRunStats run_stats;
   // The arena runtime's plan; null when runs go through the driver (stats.arena_refused).
   std::unique_ptr<cpu::ArenaProgram> arena;
+  // Reused by every launch (under `mu`): the device copy of the kernel's buffer table, grown as
+  // needed; and device copies of the module's own array constants that kernels read, made once.
+  mutable cuda::DeviceBuffer table_buffer;
+  mutable std::unordered_map<const Literal*, cuda::DeviceBuffer> constant_buffers;
 
   // Launches kernel `k` over the device buffers in `table` (operands, constants, outputs), timed;
   // call with `mu` held.
@@ -598,17 +602,22 @@ struct CudaExecutable::Impl {
 absl::Status CudaExecutable::Impl::Launch(const Kernel& k,
                                           const std::vector<cuda::DevicePtr>& table) const {
   cuda::Context* ctx = context.get();
-  absl::StatusOr<cuda::DeviceBuffer> table_buffer =
-      cuda::DeviceBuffer::Make(ctx, table.size() * sizeof(cuda::DevicePtr));
-  if (!table_buffer.ok()) return table_buffer.status();
-  if (absl::Status st = ctx->CopyToDevice(table_buffer->ptr(), table.data(),
-                                          table.size() * sizeof(cuda::DevicePtr));
+  const size_t table_bytes = table.size() * sizeof(cuda::DevicePtr);
+  if (table_buffer.bytes() < table_bytes) {
+    // The previous launch has finished (TimeMs waits), so its table can go.
+    table_buffer.Reset();
+    absl::StatusOr<cuda::DeviceBuffer> grown =
+        cuda::DeviceBuffer::Make(ctx, std::max<size_t>(table_bytes, 64 * sizeof(cuda::DevicePtr)));
+    if (!grown.ok()) return grown.status();
+    table_buffer = std::move(*grown);
+  }
+  if (absl::Status st = ctx->CopyToDevice(table_buffer.ptr(), table.data(), table_bytes);
       !st.ok()) {
     return st;
   }
   int64_t count = k.info.iteration_count;
   if (count <= 0) return absl::OkStatus();
-  cuda::DevicePtr table_ptr = table_buffer->ptr();
+  cuda::DevicePtr table_ptr = table_buffer.ptr();
   void* params[] = {&table_ptr, &count};
   // One step per thread (the most loads in flight); the kernel's grid-stride loop covers what a
   // grid of 2^31 - 1 blocks does not.
@@ -732,16 +741,27 @@ cpu::ArenaCode CudaExecutable::Impl::ArenaCode(
     std::lock_guard<std::mutex> lock(mu);
     std::vector<cuda::DevicePtr> table;
     for (void* op : ops) table.push_back(dev(op));
-    // The array constants inside a fusion are not the arena's values: copied for the launch.
-    std::vector<cuda::DeviceBuffer> constant_buffers;
-    for (const Literal* c : **constants) {
+    // The array constants inside a fusion are not the arena's values: the module's own are
+    // copied to the device once, values made for elided ones for each launch.
+    std::vector<cuda::DeviceBuffer> elided_buffers;
+    for (size_t q = 0; q < (*constants)->size(); ++q) {
+      const Literal* c = (**constants)[q];
+      const bool own = c == k.info.constants[q]->literal();
+      if (auto cached = constant_buffers.find(c); own && cached != constant_buffers.end()) {
+        table.push_back(cached->second.ptr());
+        continue;
+      }
       absl::StatusOr<cuda::DeviceBuffer> b = cuda::DeviceBuffer::Make(ctx, ByteSize(*c));
       if (!b.ok()) return b.status();
       if (absl::Status st = ctx->CopyToDevice(b->ptr(), c->data().data(), ByteSize(*c)); !st.ok()) {
         return st;
       }
       table.push_back(b->ptr());
-      constant_buffers.push_back(std::move(*b));
+      if (own) {
+        constant_buffers.emplace(c, std::move(*b));
+      } else {
+        elided_buffers.push_back(std::move(*b));
+      }
     }
     for (void* o : outs) table.push_back(dev(o));
     return Launch(k, table);
@@ -752,6 +772,8 @@ cpu::ArenaCode CudaExecutable::Impl::ArenaCode(
 CudaExecutable::CudaExecutable() : impl_(std::make_unique<Impl>()) {}
 CudaExecutable::~CudaExecutable() {
   if (impl_ == nullptr) return;
+  impl_->table_buffer.Reset();
+  impl_->constant_buffers.clear();
   impl_->blas.reset();
   impl_->gpu_modules.clear();
   impl_->context.reset();
